@@ -1,0 +1,54 @@
+// Command controllers runs the accelstack controllers (StorageShim, DataCube,
+// T9k Jobs, the queue scheduler and more) in one controller-runtime manager.
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/accelstack/accelstack/pkg/cli"
+	"github.com/accelstack/accelstack/pkg/manager"
+)
+
+func main() {
+	fs := cli.NewFlagSet("controllers", "the accelstack controllers (StorageShim, DataCube, jobs, scheduling)")
+	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig; empty means in-cluster or $KUBECONFIG.")
+	var opts manager.Options
+	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `Address of the /metrics endpoint; "0" disables it.`)
+	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
+	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "Elect one active replica through a Lease.")
+	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the election Lease; empty means the pod's namespace.")
+
+	cli.Main(fs, func(ctx context.Context) error {
+		cfg, err := restConfig(*kubeconfig)
+		if err != nil {
+			return err
+		}
+		ctrl.SetLogger(klog.NewKlogr())
+		mgr, err := manager.New(cfg, opts)
+		if err != nil {
+			return err
+		}
+		return mgr.Start(ctx)
+	})
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("finding the cluster (in-cluster, $KUBECONFIG or --kubeconfig): %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading --kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}

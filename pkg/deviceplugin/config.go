@@ -1,0 +1,84 @@
+// Package deviceplugin is the vendor-neutral kubelet device plugin: one gRPC
+// server per extended resource, registration with the kubelet, and restart
+// when the kubelet restarts. Vendors (NVIDIA, Ascend) plug in their devices.
+package deviceplugin
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/klog/v2"
+)
+
+// The supported vendors and their backends.
+const (
+	VendorNVIDIA = "nvidia"
+	VendorAscend = "ascend"
+
+	BackendNVML      = "nvml"
+	BackendDCMI      = "dcmi"
+	BackendSimulated = "simulated"
+)
+
+// DefaultPluginDir is where the kubelet looks for device-plugin sockets.
+const DefaultPluginDir = "/var/lib/kubelet/device-plugins/"
+
+// Config configures the device plugin.
+type Config struct {
+	// Vendor is nvidia or ascend.
+	Vendor string
+	// Backend is the device library: nvml (nvidia), dcmi (ascend), or simulated.
+	Backend string
+	// Simulate is the simulated machine profile when Backend is simulated.
+	Simulate string
+	// PluginDir is the kubelet's device-plugin directory.
+	PluginDir string
+	// FailOnInitError exits when the device library cannot start; otherwise
+	// the plugin idles and advertises nothing.
+	FailOnInitError bool
+	// ConfigFile is an optional config file (api/config/v1).
+	ConfigFile string
+}
+
+// Validate reports the first flag combination that makes no sense, naming the flag.
+func (c Config) Validate() error {
+	allowed := map[string][]string{
+		VendorNVIDIA: {BackendNVML, BackendSimulated},
+		VendorAscend: {BackendDCMI, BackendSimulated},
+	}
+	backends, ok := allowed[c.Vendor]
+	if !ok {
+		return fmt.Errorf("invalid value %q for flag --vendor: must be %s or %s", c.Vendor, VendorNVIDIA, VendorAscend)
+	}
+	found := false
+	for _, b := range backends {
+		found = found || b == c.Backend
+	}
+	if !found {
+		return fmt.Errorf("invalid value %q for flag --backend with --vendor=%s: must be one of %v", c.Backend, c.Vendor, backends)
+	}
+	if c.Backend == BackendSimulated && c.Simulate == "" {
+		return fmt.Errorf("flag --simulate is required with --backend=%s", BackendSimulated)
+	}
+	if c.Backend != BackendSimulated && c.Simulate != "" {
+		return fmt.Errorf("flag --simulate=%s needs --backend=%s", c.Simulate, BackendSimulated)
+	}
+	return nil
+}
+
+// DefaultBackend returns the real device library of a vendor.
+func DefaultBackend(vendor string) string {
+	if vendor == VendorAscend {
+		return BackendDCMI
+	}
+	return BackendNVML
+}
+
+// Run runs the plugin until ctx ends. This build has no device backends yet,
+// so it advertises nothing and waits, as it does on a node without devices.
+func Run(ctx context.Context, cfg Config) error {
+	klog.FromContext(ctx).Info("No device backend is built in yet; advertising no resources",
+		"vendor", cfg.Vendor, "backend", cfg.Backend, "pluginDir", cfg.PluginDir)
+	<-ctx.Done()
+	return nil
+}

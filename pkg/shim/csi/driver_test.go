@@ -1,0 +1,102 @@
+package csi
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+func TestConfigValidate(t *testing.T) {
+	valid := Config{DriverName: DefaultDriverName, Mode: ModeNode, NodeID: "n1", Endpoint: "unix:///csi/csi.sock"}
+	testCases := []struct {
+		name    string
+		mutate  func(*Config)
+		wantErr string
+	}{
+		{name: "valid", mutate: func(*Config) {}},
+		{name: "controller needs no node id", mutate: func(c *Config) { c.Mode, c.NodeID = ModeController, "" }},
+		{name: "bad mode", mutate: func(c *Config) { c.Mode = "both" }, wantErr: "--mode"},
+		{name: "node without id", mutate: func(c *Config) { c.NodeID = "" }, wantErr: "--node-id"},
+		{name: "tcp endpoint", mutate: func(c *Config) { c.Endpoint = "tcp://127.0.0.1:10000" }, wantErr: "--endpoint"},
+		{name: "relative socket", mutate: func(c *Config) { c.Endpoint = "unix://csi.sock" }, wantErr: "absolute"},
+		{name: "empty driver name", mutate: func(c *Config) { c.DriverName = "" }, wantErr: "--driver-name"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := valid
+			tc.mutate(&cfg)
+			err := cfg.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Validate() = %v, want error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestIdentityOverUnixSocket serves the driver on a real unix socket and
+// calls it the way the kubelet and the CSI sidecars do.
+func TestIdentityOverUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "plugin", "csi.sock")
+	d, err := New(Config{DriverName: "test.csi.example", Version: "v9", Mode: ModeAll, NodeID: "n1", Endpoint: "unix://" + sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	id := csipb.NewIdentityClient(conn)
+	callCtx, callCancel := context.WithTimeout(ctx, 10*time.Second)
+	defer callCancel()
+
+	info, err := id.GetPluginInfo(callCtx, &csipb.GetPluginInfoRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		t.Fatalf("GetPluginInfo: %v", err)
+	}
+	if info.GetName() != "test.csi.example" || info.GetVendorVersion() != "v9" {
+		t.Errorf("GetPluginInfo = %v, want test.csi.example v9", info)
+	}
+	probe, err := id.Probe(callCtx, &csipb.ProbeRequest{})
+	if err != nil || !probe.GetReady().GetValue() {
+		t.Errorf("Probe = %v, %v; want ready", probe, err)
+	}
+	caps, err := id.GetPluginCapabilities(callCtx, &csipb.GetPluginCapabilitiesRequest{})
+	if err != nil || len(caps.GetCapabilities()) != 1 ||
+		caps.GetCapabilities()[0].GetService().GetType() != csipb.PluginCapability_Service_CONTROLLER_SERVICE {
+		t.Errorf("GetPluginCapabilities = %v, %v; want CONTROLLER_SERVICE", caps, err)
+	}
+
+	st, err := os.Stat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := st.Mode().Perm(); perm&0o007 != 0 {
+		t.Errorf("socket mode = %v, want no access for others", perm)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run returned %v after cancel, want nil", err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket still present after stop: %v", err)
+	}
+}

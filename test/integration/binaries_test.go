@@ -1,0 +1,59 @@
+package integration
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/accelstack/accelstack/test/harness"
+)
+
+// TestBinariesCommandLine builds every binary and checks that it prints
+// --help and --version and refuses a bad flag with exit status 2 and a
+// message naming the flag.
+func TestBinariesCommandLine(t *testing.T) {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := filepath.Glob(filepath.Join(root, "cmd", "*"))
+	if err != nil || len(cmds) != 4 {
+		t.Fatalf("cmd/* = %v (%v), want the 4 binaries", cmds, err)
+	}
+	binDir := t.TempDir()
+	for _, cmd := range cmds {
+		name := filepath.Base(cmd)
+		t.Run(name, func(t *testing.T) {
+			bin := filepath.Join(binDir, name)
+			build := exec.Command("go", "build", "-ldflags", "-X github.com/accelstack/accelstack/pkg/version.gitVersion=v1.2.3-test", "-o", bin, "./cmd/"+name)
+			build.Dir = root
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("go build: %v\n%s", err, out)
+			}
+			testCases := []struct {
+				args     []string
+				wantCode int
+				wantOut  string
+			}{
+				{args: []string{"--help"}, wantCode: 0, wantOut: "Usage: " + name},
+				{args: []string{"--version"}, wantCode: 0, wantOut: name + " v1.2.3-test"},
+				{args: []string{"--no-such-flag"}, wantCode: 2, wantOut: "flag provided but not defined: -no-such-flag"},
+			}
+			for _, tc := range testCases {
+				out, err := exec.Command(bin, tc.args...).CombinedOutput()
+				code := 0
+				var exitErr *exec.ExitError
+				if errors.As(err, &exitErr) {
+					code = exitErr.ExitCode()
+				} else if err != nil {
+					t.Fatalf("%s %v: %v", name, tc.args, err)
+				}
+				if code != tc.wantCode || !strings.Contains(string(out), tc.wantOut) {
+					t.Errorf("%s %v = exit %d, output %q; want exit %d and %q", name, tc.args, code, out, tc.wantCode, tc.wantOut)
+				}
+			}
+		})
+	}
+}
