@@ -18,10 +18,12 @@ LDFLAGS    := -X $(MODULE)/pkg/version.gitVersion=$(VERSION) \
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
 VERSITYGW_VERSION      ?= v1.8.0
+RCLONE_VERSION         ?= v1.76.0
 
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 VERSITYGW      := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
+RCLONE         := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 
 GO_TEST_FLAGS ?= -race -count=1
 
@@ -86,12 +88,19 @@ verify: generate manifests fmt ## Regenerate everything, then fail if the tree c
 test: lint envtest-assets tools test-go ## Everything CI runs: lint, unit and real-part tests.
 
 .PHONY: test-go
-test-go: $(VERSITYGW) ## Run the Go tests (unit, and integration against real parts from the cache).
-	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) go test $(GO_TEST_FLAGS) ./...
+test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration against real parts from the cache).
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
+		go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: envtest-assets tools ## Run the Go benchmarks.
-	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) go test -run '^$$' -bench . -benchmem ./...
+bench: envtest-assets tools ## Run the Go benchmarks, then each bench program in test/bench/* (tables with the peer side by side).
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
+		go test -run '^$$' -bench . -benchmem ./...
+	@for d in $$(ls -d test/bench/*/ 2>/dev/null); do \
+		echo "=== go run ./$$d"; \
+		KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
+			go run ./$$d || exit 1; \
+	done
 
 ##@ Tools
 
@@ -100,7 +109,7 @@ envtest-assets: ## Build (or find cached) etcd, kube-apiserver and friends; prin
 	hack/envtest-assets.sh
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) ## Install the pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) $(RCLONE) ## Install the pinned tools into the cache.
 
 $(CONTROLLER_GEN):
 	$(call go-install-tool,$@,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_GEN_VERSION),controller-gen)
@@ -108,6 +117,8 @@ $(GOLANGCI_LINT):
 	$(call go-install-tool,$@,github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION),golangci-lint)
 $(VERSITYGW):
 	$(call go-install-tool,$@,github.com/versity/versitygw/cmd/versitygw,$(VERSITYGW_VERSION),versitygw)
+$(RCLONE):
+	$(call go-install-tool,$@,github.com/rclone/rclone,$(RCLONE_VERSION),rclone)
 
 # go-install-tool installs package $(2) at version $(3) as the file $(1), and
 # points the link $(LOCALBIN)/$(4) (what the test harness runs) at it. The
