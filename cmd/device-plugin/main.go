@@ -31,5 +31,5 @@ func main() {
 		return cfg.Validate()
 	})
 
-	cli.Main(fs, func(ctx context.Context) error { return deviceplugin.Run(ctx, cfg) })
+	cli.Main(fs, func(ctx context.Context) error { return deviceplugin.Run(ctx, cfg, deviceplugin.NullVendor{VendorName: cfg.Vendor}) })
 }

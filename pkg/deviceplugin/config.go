@@ -4,10 +4,7 @@
 package deviceplugin
 
 import (
-	"context"
 	"fmt"
-
-	"k8s.io/klog/v2"
 )
 
 // The supported vendors and their backends.
@@ -72,13 +69,4 @@ func DefaultBackend(vendor string) string {
 		return BackendDCMI
 	}
 	return BackendNVML
-}
-
-// Run runs the plugin until ctx ends. This build has no device backends yet,
-// so it advertises nothing and waits, as it does on a node without devices.
-func Run(ctx context.Context, cfg Config) error {
-	klog.FromContext(ctx).Info("No device backend is built in yet; advertising no resources",
-		"vendor", cfg.Vendor, "backend", cfg.Backend, "pluginDir", cfg.PluginDir)
-	<-ctx.Done()
-	return nil
 }
