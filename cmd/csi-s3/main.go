@@ -12,11 +12,19 @@ import (
 
 func main() {
 	fs := cli.NewFlagSet("csi-s3", "CSI driver for S3 buckets as volumes")
-	cfg := csi.Config{Version: version.Get().GitVersion}
-	fs.StringVar(&cfg.Mode, "mode", csi.ModeAll, "Services to run: controller, node or all.")
-	fs.StringVar(&cfg.Endpoint, "endpoint", "unix:///csi/csi.sock", "CSI endpoint, unix:///path.")
+	cfg := csi.DefaultConfig()
+	cfg.Version = version.Get().GitVersion
+	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "Services to run: controller, node or all.")
+	fs.StringVar(&cfg.Endpoint, "endpoint", cfg.Endpoint, "CSI endpoint, unix:///path.")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "This node's ID; required unless --mode=controller.")
-	fs.StringVar(&cfg.DriverName, "driver-name", csi.DefaultDriverName, "CSI driver name.")
+	fs.StringVar(&cfg.DriverName, "driver-name", cfg.DriverName, "CSI driver name.")
+	fs.StringVar(&cfg.StateDir, "state-dir", cfg.StateDir, "Node state (mount records, credential files, caches); must survive restarts.")
+	fs.StringVar(&cfg.DefaultMounter, "default-mounter", cfg.DefaultMounter, "Mounter of volumes that name none: rclone or s3fs.")
+	fs.StringVar(&cfg.RcloneBinary, "rclone", cfg.RcloneBinary, "rclone executable.")
+	fs.StringVar(&cfg.S3fsBinary, "s3fs", cfg.S3fsBinary, "s3fs executable.")
+	fs.StringVar(&cfg.Systemd, "systemd", cfg.Systemd, "Run FUSE daemons as transient systemd units: auto, true or false.")
+	fs.DurationVar(&cfg.MountTimeout, "mount-timeout", cfg.MountTimeout, "How long to wait for a FUSE mount to appear.")
+	fs.StringVar(&cfg.MetricsAddress, "metrics-address", "", "Serve csi_plugin_operations_seconds on this address's /metrics, e.g. :9808; off when empty.")
 	fs.Env("endpoint", "CSI_ENDPOINT")
 	fs.Env("node-id", "NODE_ID")
 	fs.Check(func() error { return cfg.Validate() })

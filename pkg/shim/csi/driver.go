@@ -1,5 +1,3 @@
-// Package csi is the csi-s3 CSI driver: it serves the CSI Identity,
-// Controller and Node services over a unix socket for S3-backed volumes.
 package csi
 
 import (
@@ -7,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"k8s.io/klog/v2"
+	"k8s.io/mount-utils"
 )
 
 // DefaultDriverName is the CSI driver name StorageShim PVs refer to.
@@ -38,6 +41,20 @@ type Config struct {
 	Endpoint string
 	// NodeID identifies this node; required in node mode.
 	NodeID string
+	// StateDir holds what the node mounted (records, credential files,
+	// caches, daemon logs); it must survive plugin restarts.
+	StateDir string
+	// DefaultMounter is the mounter of volumes that name none.
+	DefaultMounter string
+	// RcloneBinary and S3fsBinary are the mounters' executables.
+	RcloneBinary, S3fsBinary string
+	// Systemd is auto, true or false: run FUSE daemons as transient
+	// systemd units on the host, or in their own session.
+	Systemd string
+	// MountTimeout bounds the wait for a FUSE mount to appear.
+	MountTimeout time.Duration
+	// MetricsAddress serves /metrics when not empty, e.g. ":9808".
+	MetricsAddress string
 }
 
 // Validate checks the configuration, naming the flag at fault.
@@ -52,6 +69,22 @@ func (c Config) Validate() error {
 	}
 	if c.Mode != ModeController && c.NodeID == "" {
 		return fmt.Errorf("flag --node-id is required with --mode=%s", c.Mode)
+	}
+	if c.Mode != ModeController && c.StateDir == "" {
+		return fmt.Errorf("flag --state-dir is required with --mode=%s", c.Mode)
+	}
+	switch c.DefaultMounter {
+	case MounterRclone, MounterS3fs:
+	default:
+		return fmt.Errorf("invalid value %q for flag --default-mounter: must be %s or %s", c.DefaultMounter, MounterRclone, MounterS3fs)
+	}
+	switch c.Systemd {
+	case "auto", "true", "false":
+	default:
+		return fmt.Errorf("invalid value %q for flag --systemd: must be auto, true or false", c.Systemd)
+	}
+	if c.MountTimeout <= 0 {
+		return fmt.Errorf("flag --mount-timeout must be positive")
 	}
 	if _, err := SocketPath(c.Endpoint); err != nil {
 		return fmt.Errorf("invalid value %q for flag --endpoint: %w", c.Endpoint, err)
@@ -71,9 +104,29 @@ func SocketPath(endpoint string) (string, error) {
 	return filepath.Clean(path), nil
 }
 
+// DefaultConfig returns a configuration with every optional field set to
+// its default.
+func DefaultConfig() Config {
+	return Config{
+		DriverName:     DefaultDriverName,
+		Mode:           ModeAll,
+		Endpoint:       "unix:///csi/csi.sock",
+		StateDir:       "/csi/state",
+		DefaultMounter: MounterRclone,
+		RcloneBinary:   "rclone",
+		S3fsBinary:     "s3fs",
+		Systemd:        "auto",
+		MountTimeout:   30 * time.Second,
+	}
+}
+
 // Driver is the CSI driver.
 type Driver struct {
 	cfg Config
+	// mounter and launcher do the node's mounts; tests replace them.
+	mounter     mount.Interface
+	lazyUnmount func(string) error
+	launcher    Launcher
 }
 
 // New returns a driver for cfg.
@@ -81,7 +134,11 @@ func New(cfg Config) (*Driver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Driver{cfg: cfg}, nil
+	l, err := NewLauncher(cfg.Systemd)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{cfg: cfg, mounter: mount.NewWithoutSystemd(""), lazyUnmount: detach, launcher: l}, nil
 }
 
 // Run serves the driver's CSI services on its endpoint until ctx ends, then
@@ -97,8 +154,42 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 	defer os.Remove(path)
 
-	srv := grpc.NewServer(grpc.UnaryInterceptor(logGRPC))
+	reg := prometheus.NewRegistry()
+	ops, err := newOperationsSeconds(d.cfg.DriverName, reg)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(ops.intercept, logGRPC))
 	csipb.RegisterIdentityServer(srv, &identityServer{cfg: d.cfg})
+	if d.cfg.Mode != ModeNode {
+		csipb.RegisterControllerServer(srv, &controllerServer{cfg: d.cfg, locks: newKeyedMutex()})
+	}
+	if d.cfg.Mode != ModeController {
+		ns := &nodeServer{
+			cfg: d.cfg, mounter: d.mounter, lazyUnmount: d.lazyUnmount, launcher: d.launcher,
+			state: stateStore{root: d.cfg.StateDir}, locks: newKeyedMutex(),
+		}
+		if err := os.MkdirAll(d.cfg.StateDir, 0o700); err != nil {
+			l.Close()
+			return fmt.Errorf("creating state dir: %w", err)
+		}
+		ns.adopt(ctx)
+		csipb.RegisterNodeServer(srv, ns)
+	}
+	var metricsSrv *http.Server
+	if d.cfg.MetricsAddress != "" {
+		ml, err := net.Listen("tcp", d.cfg.MetricsAddress)
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("listening for metrics on %s: %w", d.cfg.MetricsAddress, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = metricsSrv.Serve(ml) }()
+		defer metricsSrv.Close()
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

@@ -14,7 +14,8 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	valid := Config{DriverName: DefaultDriverName, Mode: ModeNode, NodeID: "n1", Endpoint: "unix:///csi/csi.sock"}
+	valid := DefaultConfig()
+	valid.Mode, valid.NodeID = ModeNode, "n1"
 	testCases := []struct {
 		name    string
 		mutate  func(*Config)
@@ -27,6 +28,10 @@ func TestConfigValidate(t *testing.T) {
 		{name: "tcp endpoint", mutate: func(c *Config) { c.Endpoint = "tcp://127.0.0.1:10000" }, wantErr: "--endpoint"},
 		{name: "relative socket", mutate: func(c *Config) { c.Endpoint = "unix://csi.sock" }, wantErr: "absolute"},
 		{name: "empty driver name", mutate: func(c *Config) { c.DriverName = "" }, wantErr: "--driver-name"},
+		{name: "node without state dir", mutate: func(c *Config) { c.StateDir = "" }, wantErr: "--state-dir"},
+		{name: "unknown mounter", mutate: func(c *Config) { c.DefaultMounter = "goofys" }, wantErr: "--default-mounter"},
+		{name: "bad systemd", mutate: func(c *Config) { c.Systemd = "maybe" }, wantErr: "--systemd"},
+		{name: "zero mount timeout", mutate: func(c *Config) { c.MountTimeout = 0 }, wantErr: "--mount-timeout"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,7 +55,10 @@ func TestConfigValidate(t *testing.T) {
 // calls it the way the kubelet and the CSI sidecars do.
 func TestIdentityOverUnixSocket(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "plugin", "csi.sock")
-	d, err := New(Config{DriverName: "test.csi.example", Version: "v9", Mode: ModeAll, NodeID: "n1", Endpoint: "unix://" + sock})
+	cfg := DefaultConfig()
+	cfg.DriverName, cfg.Version, cfg.NodeID, cfg.Endpoint = "test.csi.example", "v9", "n1", "unix://"+sock
+	cfg.StateDir = filepath.Join(t.TempDir(), "state")
+	d, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,208 @@
+package csi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Launcher starts FUSE daemons so that they outlive the plugin process.
+type Launcher interface {
+	// Start starts cmd detached from the plugin with its output appended
+	// to logPath. name is unique per volume on the node.
+	Start(name string, cmd Command, logPath string) (Daemon, error)
+	// Alive reports whether the daemon still runs; an exited, zombie or
+	// reused PID is not alive.
+	Alive(d Daemon) bool
+	// Stop ends the daemon: SIGTERM, then SIGKILL after grace. Stopping a
+	// daemon that has exited is not an error.
+	Stop(d Daemon, grace time.Duration) error
+}
+
+// Daemon identifies a running FUSE daemon.
+type Daemon struct {
+	// PID and StartTime (clock ticks after boot, from /proc/PID/stat)
+	// identify a process across PID reuse.
+	PID       int    `json:"pid,omitempty"`
+	StartTime uint64 `json:"startTime,omitempty"`
+	// Unit is the systemd unit, for daemons started by systemd.
+	Unit string `json:"unit,omitempty"`
+}
+
+// NewLauncher returns the systemd launcher when useSystemd is "true", or
+// "auto" and the host runs systemd; else the session launcher.
+func NewLauncher(useSystemd string) (Launcher, error) {
+	switch useSystemd {
+	case "true":
+		return systemdLauncher{}, nil
+	case "false":
+		return sessionLauncher{}, nil
+	case "auto", "":
+		if _, err := os.Stat("/run/systemd/system"); err == nil {
+			if _, err := exec.LookPath("systemd-run"); err == nil {
+				return systemdLauncher{}, nil
+			}
+		}
+		return sessionLauncher{}, nil
+	}
+	return nil, fmt.Errorf("invalid value %q for flag --systemd: must be auto, true or false", useSystemd)
+}
+
+// sessionLauncher starts daemons in their own session (setsid) with no
+// parent-death signal, so killing the plugin or its process group leaves
+// them running. Daemons started by this process are reaped by it; those
+// of an earlier plugin process are reaped by init.
+type sessionLauncher struct{}
+
+var _ Launcher = sessionLauncher{}
+
+// Start starts cmd with setsid.
+func (sessionLauncher) Start(_ string, cmd Command, logPath string) (Daemon, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return Daemon{}, fmt.Errorf("opening daemon log: %w", err)
+	}
+	defer logFile.Close()
+	c := exec.Command(cmd.Path, cmd.Args...)
+	c.Stdout, c.Stderr = logFile, logFile
+	c.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent"}
+	c.Dir = "/"
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		return Daemon{}, fmt.Errorf("starting %s: %w", cmd.Path, err)
+	}
+	go func() { _ = c.Wait() }()
+	d := Daemon{PID: c.Process.Pid}
+	d.StartTime, _ = procStartTime(d.PID)
+	return d, nil
+}
+
+// Alive checks /proc.
+func (sessionLauncher) Alive(d Daemon) bool { return pidAlive(d) }
+
+// Stop signals the daemon and waits for it to go.
+func (sessionLauncher) Stop(d Daemon, grace time.Duration) error {
+	if !pidAlive(d) {
+		return nil
+	}
+	_ = syscall.Kill(d.PID, syscall.SIGTERM)
+	if waitGone(d, grace, pidAlive) {
+		return nil
+	}
+	_ = syscall.Kill(d.PID, syscall.SIGKILL)
+	if waitGone(d, grace, pidAlive) {
+		return nil
+	}
+	return fmt.Errorf("daemon %d survived SIGKILL", d.PID)
+}
+
+// systemdLauncher runs each daemon as a transient systemd service on the
+// host, which outlives the plugin's container as well as its process. The
+// daemon's executable, config and mount point paths must be the same on
+// the host as in the plugin (see deploy/daemonsets/csi-s3-node.yaml).
+type systemdLauncher struct{}
+
+var _ Launcher = systemdLauncher{}
+
+// unitName is the transient unit for name.
+func unitName(name string) string { return "csi-s3-" + name + ".service" }
+
+// Start runs systemd-run. The unit stops with a lazy unmount so a failed
+// daemon leaves no dead mount behind, and is garbage-collected when done.
+func (systemdLauncher) Start(name string, cmd Command, logPath string) (Daemon, error) {
+	unit := unitName(name)
+	_ = exec.Command("systemctl", "reset-failed", unit).Run()
+	args := []string{
+		"--unit=" + unit, "--collect", "--quiet",
+		"--property=Type=simple", "--property=KillMode=mixed",
+		"--property=StandardOutput=append:" + logPath, "--property=StandardError=append:" + logPath,
+		"--setenv=HOME=/nonexistent",
+		"--", cmd.Path,
+	}
+	out, err := exec.Command("systemd-run", append(args, cmd.Args...)...).CombinedOutput()
+	if err != nil {
+		return Daemon{}, fmt.Errorf("systemd-run %s: %w: %s", unit, err, strings.TrimSpace(string(out)))
+	}
+	return Daemon{Unit: unit}, nil
+}
+
+// Alive asks systemd whether the unit is active.
+func (systemdLauncher) Alive(d Daemon) bool {
+	return exec.Command("systemctl", "is-active", "--quiet", d.Unit).Run() == nil
+}
+
+// Stop stops the unit; systemd escalates to SIGKILL after its timeout.
+func (l systemdLauncher) Stop(d Daemon, grace time.Duration) error {
+	if !l.Alive(d) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*grace+5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "systemctl", "stop", d.Unit).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("systemctl stop %s: %w: %s", d.Unit, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// waitGone polls alive until the daemon is gone or timeout passes.
+func waitGone(d Daemon, timeout time.Duration, alive func(Daemon) bool) bool {
+	deadline := time.Now().Add(timeout)
+	for alive(d) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// pidAlive reports whether d's process runs: it exists, is no zombie, and
+// started when d says.
+func pidAlive(d Daemon) bool {
+	if d.PID <= 0 {
+		return false
+	}
+	fields, err := procStat(d.PID)
+	if err != nil {
+		return false
+	}
+	if fields[0] == "Z" || fields[0] == "X" {
+		return false
+	}
+	start, err := strconv.ParseUint(fields[19], 10, 64)
+	return err == nil && (d.StartTime == 0 || start == d.StartTime)
+}
+
+// procStartTime returns a process's start time from /proc/PID/stat.
+func procStartTime(pid int) (uint64, error) {
+	fields, err := procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(fields[19], 10, 64)
+}
+
+// procStat returns the fields of /proc/PID/stat after the command name,
+// starting with the state (field 3).
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil, errors.New("malformed /proc stat")
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return nil, errors.New("short /proc stat")
+	}
+	return fields, nil
+}

@@ -1,0 +1,97 @@
+package csi
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// rcloneMounter mounts with `rclone mount` and its VFS cache.
+type rcloneMounter struct {
+	bin string
+}
+
+var _ Mounter = rcloneMounter{}
+
+// rcloneAllowed are the rclone flags a volume may add (as --flag or
+// --flag=value). Flags that move files outside the state dir (--config,
+// --cache-dir, --log-file), open ports (--rc) or fork (--daemon) are not.
+var rcloneAllowed = map[string]bool{
+	"--vfs-cache-mode": true, "--vfs-cache-max-size": true, "--vfs-cache-max-age": true,
+	"--vfs-cache-poll-interval": true, "--vfs-read-chunk-size": true, "--vfs-read-chunk-size-limit": true,
+	"--vfs-read-ahead": true, "--vfs-write-back": true, "--vfs-fast-fingerprint": true,
+	"--vfs-case-insensitive": true, "--dir-cache-time": true, "--attr-timeout": true,
+	"--buffer-size": true, "--transfers": true, "--checkers": true, "--async-read": true,
+	"--max-read-ahead": true, "--write-back-cache": true, "--no-modtime": true, "--no-checksum": true,
+	"--read-only": true, "--allow-other": true, "--uid": true, "--gid": true, "--umask": true,
+	"--dir-perms": true, "--file-perms": true, "--low-level-retries": true, "--retries": true,
+	"--contimeout": true, "--timeout": true, "--s3-chunk-size": true, "--s3-upload-concurrency": true,
+	"--s3-upload-cutoff": true, "--s3-disable-checksum": true, "--s3-no-head": true,
+	"--s3-list-version": true, "--s3-storage-class": true,
+}
+
+// Name returns "rclone".
+func (rcloneMounter) Name() string { return MounterRclone }
+
+// CheckOptions allows the flags in rcloneAllowed.
+func (rcloneMounter) CheckOptions(opts []string) error {
+	for _, o := range opts {
+		name, _, _ := strings.Cut(o, "=")
+		if err := checkAllowed(MounterRclone, o, name, rcloneAllowed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Command writes rclone.conf (and ca.pem) into dir and returns
+// `rclone mount s3:bucket/prefix target ...`. Timeouts are short so that I/O
+// on an unreachable server fails instead of hanging.
+func (m rcloneMounter) Command(vol Volume, creds Credentials, target, dir string) (Command, error) {
+	var conf strings.Builder
+	fmt.Fprintf(&conf, "[s3]\ntype = s3\nprovider = Other\nenv_auth = false\n")
+	fmt.Fprintf(&conf, "access_key_id = %s\nsecret_access_key = %s\n", creds.AccessKeyID, creds.SecretAccessKey)
+	fmt.Fprintf(&conf, "endpoint = %s\nregion = %s\n", creds.Endpoint, creds.Region)
+	fmt.Fprintf(&conf, "force_path_style = %t\nno_check_bucket = true\n", !creds.VirtualHost)
+	confPath, err := writeSecretFile(dir, "rclone.conf", []byte(conf.String()))
+	if err != nil {
+		return Command{}, err
+	}
+	args := []string{
+		"mount", "s3:" + remotePath(vol), target,
+		"--config", confPath,
+		"--cache-dir", filepath.Join(dir, "cache"),
+		"--vfs-cache-mode", vol.VFSCacheMode,
+		"--dir-cache-time", "30s",
+		"--contimeout", "5s", "--timeout", "30s",
+		"--low-level-retries", "3", "--retries", "1",
+	}
+	if creds.Insecure {
+		args = append(args, "--no-check-certificate")
+	}
+	if len(creds.CABundle) > 0 {
+		caPath, err := writeSecretFile(dir, "ca.pem", creds.CABundle)
+		if err != nil {
+			return Command{}, err
+		}
+		args = append(args, "--ca-cert", caPath)
+	}
+	if vol.AllowOther {
+		args = append(args, "--allow-other")
+	}
+	if vol.ReadOnly {
+		args = append(args, "--read-only")
+	}
+	if vol.UID >= 0 {
+		args = append(args, "--uid", strconv.Itoa(vol.UID))
+	}
+	if vol.GID >= 0 {
+		args = append(args, "--gid", strconv.Itoa(vol.GID))
+	}
+	if vol.Mode != 0 {
+		args = append(args, "--file-perms", fmt.Sprintf("%04o", vol.Mode), "--dir-perms", fmt.Sprintf("%04o", dirMode(vol.Mode)))
+	}
+	args = append(args, vol.Options...)
+	return Command{Path: m.bin, Args: args}, nil
+}
