@@ -113,7 +113,7 @@ func (p *Process) WaitReady(timeout time.Duration, probe func(ctx context.Contex
 	var last error
 	for {
 		if p.Exited() {
-			return fmt.Errorf("%s exited before it was ready (%v):\n%s", p.name, p.waitErr, p.Log())
+			return fmt.Errorf("%s exited before it was ready (%w):\n%s", p.name, p.waitErr, p.Log())
 		}
 		probeCtx, probeCancel := context.WithTimeout(ctx, 2*time.Second)
 		last = probe(probeCtx)

@@ -102,5 +102,5 @@ type GenericJobList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&GenericJob{}, &GenericJobList{})
+	objectTypes = append(objectTypes, &GenericJob{}, &GenericJobList{})
 }

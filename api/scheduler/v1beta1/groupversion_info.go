@@ -4,8 +4,9 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -13,8 +14,18 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "scheduler.tensorstack.dev", Version: "v1beta1"}
 
 	// SchemeBuilder registers the Go types of this group version with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this group version to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// objectTypes are the kinds of this group version; each *_types.go file adds
+// its kind and list in init.
+var objectTypes []runtime.Object
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, objectTypes...)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -107,5 +107,5 @@ type PodGroupList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&PodGroup{}, &PodGroupList{})
+	objectTypes = append(objectTypes, &PodGroup{}, &PodGroupList{})
 }

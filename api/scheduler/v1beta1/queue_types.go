@@ -115,5 +115,5 @@ type QueueList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Queue{}, &QueueList{})
+	objectTypes = append(objectTypes, &Queue{}, &QueueList{})
 }

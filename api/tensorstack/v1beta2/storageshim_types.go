@@ -151,5 +151,5 @@ type StorageShimList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&StorageShim{}, &StorageShimList{})
+	objectTypes = append(objectTypes, &StorageShim{}, &StorageShimList{})
 }
