@@ -4,9 +4,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"os"
 
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 func main() {
@@ -18,18 +22,71 @@ func main() {
 	fs.StringVar(&cfg.PluginDir, "device-plugin-path", deviceplugin.DefaultPluginDir, "The kubelet's device-plugin directory.")
 	fs.BoolVar(&cfg.FailOnInitError, "fail-on-init-error", true, "Exit when the device library fails to start; false idles without advertising.")
 	fs.StringVar(&cfg.ConfigFile, "config-file", "", "Path to a config file (version v1).")
-	fs.Env("vendor", "VENDOR")
-	fs.Env("backend", "BACKEND")
-	fs.Env("simulate", "SIMULATE")
-	fs.Env("device-plugin-path", "DEVICE_PLUGIN_PATH")
-	fs.Env("fail-on-init-error", "FAIL_ON_INIT_ERROR")
-	fs.Env("config-file", "CONFIG_FILE")
+
+	nv := nvidia.DefaultOptions()
+	fs.StringVar(&nv.MigStrategy, nvidia.FlagMigStrategy, nv.MigStrategy, "NVIDIA MIG strategy: none, single or mixed.")
+	fs.BoolVar(&nv.PassDeviceSpecs, nvidia.FlagPassDeviceSpecs, false, "Pass /dev/nvidia* device specs in Allocate responses.")
+	fs.StringVar(&nv.DeviceListStrategy, nvidia.FlagDeviceListStrategy, nv.DeviceListStrategy, "How devices reach the NVIDIA runtime: envvar or volume-mounts.")
+	fs.StringVar(&nv.DeviceIDStrategy, nvidia.FlagDeviceIDStrategy, nv.DeviceIDStrategy, "How devices are named to the NVIDIA runtime: uuid or index.")
+	fs.StringVar(&nv.DevRoot, "nvidia-dev-root", nv.DevRoot, "Host directory holding the /dev/nvidia* device nodes.")
+	fs.DurationVar(&nv.HealthQuietPeriod, "health-quiet-period", nv.HealthQuietPeriod, "An unhealthy device with no XID for this long that passes an NVML check is healthy again; 0 never heals.")
+	fs.StringVar(&nv.ControlSocket, "simulate-control-socket", "", "With --backend=simulated: a unix socket accepting 'xid <device> <xid>' to inject events.")
+	for name, env := range map[string]string{
+		"vendor": "VENDOR", "backend": "BACKEND", "simulate": "SIMULATE", "device-plugin-path": "DEVICE_PLUGIN_PATH",
+		"fail-on-init-error": "FAIL_ON_INIT_ERROR", "config-file": "CONFIG_FILE",
+		nvidia.FlagMigStrategy: "MIG_STRATEGY", nvidia.FlagPassDeviceSpecs: "PASS_DEVICE_SPECS",
+		nvidia.FlagDeviceListStrategy: "DEVICE_LIST_STRATEGY", nvidia.FlagDeviceIDStrategy: "DEVICE_ID_STRATEGY",
+		"nvidia-dev-root": "NVIDIA_DEV_ROOT", "health-quiet-period": "HEALTH_QUIET_PERIOD",
+		"simulate-control-socket": "SIMULATE_CONTROL_SOCKET",
+	} {
+		fs.Env(name, env)
+	}
 	fs.Check(func() error {
 		if cfg.Backend == "" {
 			cfg.Backend = deviceplugin.DefaultBackend(cfg.Vendor)
 		}
+		nv.Set = map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { nv.Set[f.Name] = true })
+		for _, c := range []error{
+			cli.OneOf(nvidia.FlagMigStrategy, nv.MigStrategy, "none", "single", "mixed"),
+			cli.OneOf(nvidia.FlagDeviceListStrategy, nv.DeviceListStrategy, "envvar", "volume-mounts"),
+			cli.OneOf(nvidia.FlagDeviceIDStrategy, nv.DeviceIDStrategy, "uuid", "index"),
+		} {
+			if c != nil {
+				return c
+			}
+		}
 		return cfg.Validate()
 	})
 
-	cli.Main(fs, func(ctx context.Context) error { return deviceplugin.Run(ctx, cfg, deviceplugin.NullVendor{VendorName: cfg.Vendor}) })
+	cli.Main(fs, func(ctx context.Context) error {
+		v, err := newVendor(&cfg, nv)
+		if err != nil {
+			return err
+		}
+		return deviceplugin.Run(ctx, cfg, v)
+	})
+}
+
+// newVendor builds the vendor named by cfg; the config file's
+// failOnInitError applies unless the flag or its variable was given.
+func newVendor(cfg *deviceplugin.Config, nv nvidia.Options) (deviceplugin.Vendor, error) {
+	switch cfg.Vendor {
+	case deviceplugin.VendorNVIDIA:
+		nv.Backend, nv.Simulate, nv.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
+		nv.FailOnInitError = cfg.FailOnInitError
+		nv.DisableHealthChecks = os.Getenv("DP_DISABLE_HEALTHCHECKS")
+		nv.EnableHealthChecks = os.Getenv("DP_ENABLE_HEALTHCHECKS")
+		v, err := nvidia.NewVendor(nv)
+		if err != nil {
+			return nil, err
+		}
+		cfg.FailOnInitError = v.Settings().FailOnInitError
+		return v, nil
+	default:
+		if cfg.FailOnInitError {
+			return nil, errors.New("the ascend vendor is not built into this binary yet (set --fail-on-init-error=false to idle)")
+		}
+		return deviceplugin.NullVendor{VendorName: cfg.Vendor}, nil
+	}
 }

@@ -1,0 +1,133 @@
+package nvidia
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"k8s.io/klog/v2"
+
+	configv1 "github.com/accelstack/accelstack/api/config/v1"
+	"github.com/accelstack/accelstack/pkg/mig"
+)
+
+// replicaSep separates a device ID from its replica number: <uuid>::<n>.
+const replicaSep = "::"
+
+// advertised is one ID the kubelet sees: a device or one of its replicas.
+type advertised struct {
+	id      string
+	dev     *Device
+	replica int // -1 when not replicated
+}
+
+// resourceSpec is the set of devices advertised under one resource name.
+type resourceSpec struct {
+	name        string
+	devices     []advertised
+	replicated  bool
+	failOverOne bool
+}
+
+// buildResources applies the MIG strategy, then time-slicing.
+func buildResources(m *Machine, s Settings, logger klog.Logger) ([]*resourceSpec, error) {
+	assign, err := mig.Assign(s.MigStrategy, m.migGPUs())
+	if err != nil {
+		return nil, err
+	}
+	all := m.Devices()
+	base := map[string][]*Device{}
+	for name, ids := range assign {
+		for _, id := range ids {
+			base[name] = append(base[name], all[id])
+		}
+	}
+	out := map[string]*resourceSpec{}
+	add := func(name string, a advertised, replicated, failOverOne bool) {
+		r := out[name]
+		if r == nil {
+			r = &resourceSpec{name: name}
+			out[name] = r
+		}
+		r.devices = append(r.devices, a)
+		r.replicated = r.replicated || replicated
+		r.failOverOne = r.failOverOne || failOverOne
+	}
+	ts := s.TimeSlicing
+	if ts == nil {
+		ts = &configv1.TimeSlicing{}
+	}
+	rules := map[string]configv1.ReplicatedResource{}
+	for i, r := range ts.Resources {
+		if _, ok := base[r.Name]; !ok {
+			logger.Info("Time-slicing names a resource this node does not have; ignoring it", "resource", r.Name, "field", fmt.Sprintf("sharing.timeSlicing.resources[%d].name", i))
+			continue
+		}
+		if err := checkSelection(r, base[r.Name], i); err != nil {
+			return nil, err
+		}
+		rules[r.Name] = r
+	}
+	for name, devs := range base {
+		rule, ok := rules[name]
+		for _, d := range devs {
+			if !ok || !selected(rule.Devices, d) {
+				add(name, advertised{id: d.UUID, dev: d, replica: -1}, false, false)
+				continue
+			}
+			target := name
+			switch {
+			case rule.Rename != "":
+				target = rule.Rename
+			case ts.RenameByDefault:
+				target = name + ".shared"
+			}
+			for n := 0; n < rule.Replicas; n++ {
+				add(target, advertised{id: d.UUID + replicaSep + strconv.Itoa(n), dev: d, replica: n}, true, ts.FailRequestsGreaterThanOne)
+			}
+		}
+	}
+	names := make([]string, 0, len(out))
+	for n := range out {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	specs := make([]*resourceSpec, 0, len(names))
+	for _, n := range names {
+		if len(n) > 63+len("nvidia.com/") {
+			return nil, fmt.Errorf("resource name %q is too long", n)
+		}
+		specs = append(specs, out[n])
+	}
+	return specs, nil
+}
+
+// checkSelection refuses device selectors that match no device.
+func checkSelection(r configv1.ReplicatedResource, devs []*Device, i int) error {
+	if r.Devices.All {
+		return nil
+	}
+	for _, want := range r.Devices.List {
+		found := false
+		for _, d := range devs {
+			found = found || d.UUID == want || d.Index == want
+		}
+		if !found {
+			return fmt.Errorf("%w: sharing.timeSlicing.resources[%d].devices: no %s device %q on this node",
+				configv1.ErrInvalid, i, r.Name, want)
+		}
+	}
+	return nil
+}
+
+func selected(sel configv1.ReplicatedDevices, d *Device) bool {
+	if sel.All || len(sel.List) == 0 {
+		return true
+	}
+	for _, s := range sel.List {
+		if s == d.UUID || s == d.Index {
+			return true
+		}
+	}
+	return false
+}
