@@ -129,7 +129,10 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csipb.CreateVo
 	defer cancel()
 
 	marker, err := readMarker(ctx, cl, bucket, prefix)
-	if err != nil {
+	if status.Code(err) == codes.NotFound && prefix != "" {
+		return nil, status.Errorf(codes.InvalidArgument, "parameter %s: bucket %s does not exist", AttrBucket, bucket)
+	}
+	if err != nil && status.Code(err) != codes.NotFound {
 		return nil, err
 	}
 	switch {

@@ -206,11 +206,11 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csipb.NodePubli
 	if req.GetTargetPath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "target path is missing")
 	}
-	if req.GetStagingTargetPath() == "" {
-		return nil, status.Error(codes.FailedPrecondition, "staging target path is missing: the volume must be staged first")
-	}
 	if req.GetVolumeCapability() == nil {
 		return nil, status.Error(codes.InvalidArgument, "volume capability is missing")
+	}
+	if req.GetStagingTargetPath() == "" {
+		return nil, status.Error(codes.InvalidArgument, "staging target path is missing: the volume must be staged first")
 	}
 	if why := checkCapabilities([]*csipb.VolumeCapability{req.GetVolumeCapability()}); why != "" {
 		return nil, status.Error(codes.InvalidArgument, why)
