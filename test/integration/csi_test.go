@@ -514,4 +514,3 @@ func TestCSIS3Outage(t *testing.T) {
 		})
 	}
 }
-

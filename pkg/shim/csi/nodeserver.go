@@ -386,7 +386,7 @@ func (s *nodeServer) probe(rec *stageRecord, path string) (*unix.Statfs_t, *csip
 		if errors.Is(err, unix.ENOENT) {
 			return nil, nil, status.Errorf(codes.NotFound, "volume path %s does not exist", path)
 		}
-		if mount.IsCorruptedMnt(&os.PathError{Op: "statfs", Path: path, Err: err}) {
+		if isCorrupted(&os.PathError{Op: "statfs", Path: path, Err: err}) {
 			return nil, &csipb.VolumeHealth_VolumeHealthEntry{
 				Status: csipb.VolumeHealthErrorType_INACCESSIBLE, Reason: "MountDead",
 				Message: "the FUSE mount is dead: " + err.Error(),
@@ -414,16 +414,28 @@ func absPath(p, what string) (string, error) {
 // mountState says whether path is a mount point and whether that mount is
 // dead (ENOTCONN and friends). A missing path is not mounted.
 func (s *nodeServer) mountState(path string) (mounted, corrupted bool, err error) {
+	// IsMountPoint may answer from mountinfo alone and stat from cached
+	// attributes; statfs always asks the FUSE daemon, so it sees a dead one.
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil && isCorrupted(&os.PathError{Op: "statfs", Path: path, Err: err}) {
+		return true, true, nil
+	}
 	mnt, err := s.mounter.IsMountPoint(path)
 	switch {
 	case err == nil:
 		return mnt, false, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return false, false, nil
-	case mount.IsCorruptedMnt(err):
+	case isCorrupted(err):
 		return true, true, nil
 	}
 	return false, false, err
+}
+
+// isCorrupted extends mount.IsCorruptedMnt with ECONNABORTED, which a FUSE
+// mount returns once its daemon was killed and the connection aborted.
+func isCorrupted(err error) bool {
+	return mount.IsCorruptedMnt(err) || errors.Is(err, unix.ECONNABORTED)
 }
 
 // unmount removes any mount at path: a normal unmount, or a lazy one when
