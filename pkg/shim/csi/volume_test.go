@@ -24,7 +24,7 @@ func TestVolumeFromContext(t *testing.T) {
 		{
 			name: "static attributes win over the handle", id: "shim-ns-name",
 			attrs: map[string]string{"bucket": "data", "prefix": "team/x", "readOnly": "true", "mounter": "s3fs", "options": `-o "max_stat_cache_size=100"`, "uid": "1000", "gid": "100", "mode": "0640", "allowOther": "false"},
-			want: Volume{ID: "shim-ns-name", Bucket: "data", Prefix: "team/x", ReadOnly: true, Mounter: "s3fs", Options: []string{"-o", "max_stat_cache_size=100"}, UID: 1000, GID: 100, Mode: 0o640, VFSCacheMode: "writes"},
+			want:  Volume{ID: "shim-ns-name", Bucket: "data", Prefix: "team/x", ReadOnly: true, Mounter: "s3fs", Options: []string{"-o", "max_stat_cache_size=100"}, UID: 1000, GID: 100, Mode: 0o640, VFSCacheMode: "writes"},
 		},
 		{name: "dotdot prefix", id: "v", attrs: map[string]string{"bucket": "data", "prefix": "a/../../etc"}, wantErr: `must not contain ".."`},
 		{name: "absolute prefix", id: "v", attrs: map[string]string{"bucket": "data", "prefix": "/etc"}, wantErr: "must be relative"},

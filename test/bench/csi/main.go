@@ -39,7 +39,6 @@ func main() {
 	}
 }
 
-
 func run() error {
 	if os.Geteuid() != 0 {
 		fmt.Println("bench csi: skipped, needs root and /dev/fuse")
