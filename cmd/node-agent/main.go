@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/nodeagent"
@@ -17,15 +18,34 @@ func main() {
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster.")
 	fs.StringVar(&cfg.Backend, "backend", "nvml", "Device backend: nvml, dcmi or simulated.")
 	fs.StringVar(&cfg.Simulate, "simulate", "", "Simulated machine profile, with --backend=simulated (e.g. dgxa100).")
-	fs.StringVar(&cfg.PodResourcesSocket, "pod-resources-socket", "/var/lib/kubelet/pod-resources/kubelet.sock", "The kubelet PodResources API socket.")
+	fs.StringVar(&cfg.PodResourcesSocket, "pod-resources-socket", "/var/lib/kubelet/pod-resources/kubelet.sock", "The kubelet PodResources API socket; empty disables pod attribution.")
+	fs.DurationVar(&cfg.CollectInterval, "collect-interval", nodeagent.DefaultCollectInterval, "Time between device collections; scrapes serve the last one.")
+	fs.StringVar(&cfg.ConfigFile, "config-file", "", "The device plugin's config file (api/config/v1: MIG strategy, time-slicing), for the node labels.")
+	fs.StringVar(&cfg.MigStrategy, "mig-strategy", "", "MIG strategy (none, single, mixed); overrides the config file like the device plugin's flag.")
 	fs.Env("address", "ADDRESS")
 	fs.Env("node-name", "NODE_NAME")
+	fs.Env("kubeconfig", "KUBECONFIG")
 	fs.Env("backend", "BACKEND")
 	fs.Env("simulate", "SIMULATE")
+	fs.Env("collect-interval", "COLLECT_INTERVAL")
+	fs.Env("config-file", "CONFIG_FILE")
+	fs.Env("mig-strategy", "MIG_STRATEGY")
 	fs.Check(func() error { return cli.OneOf("backend", cfg.Backend, "nvml", "dcmi", "simulated") })
+	fs.Check(func() error {
+		if cfg.MigStrategy == "" {
+			return nil
+		}
+		return cli.OneOf("mig-strategy", cfg.MigStrategy, "none", "single", "mixed")
+	})
+	fs.Check(func() error {
+		if cfg.CollectInterval <= 0 {
+			return fmt.Errorf("invalid value %s for flag --collect-interval: must be positive", cfg.CollectInterval)
+		}
+		return nil
+	})
 
 	cli.Main(fs, func(ctx context.Context) error {
-		agent, err := nodeagent.New(cfg)
+		agent, err := nodeagent.New(ctx, cfg)
 		if err != nil {
 			return err
 		}

@@ -1,5 +1,3 @@
-// Package nodeagent is the node agent: it serves accelerator metrics for
-// Prometheus and keeps the node's accelerator labels current.
 package nodeagent
 
 import (
@@ -8,14 +6,24 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/pkg/version"
+)
+
+// Defaults of the agent's settings.
+const (
+	DefaultCollectInterval   = 10 * time.Second
+	DefaultHealthQuietPeriod = 5 * time.Minute
 )
 
 // Config configures the agent.
@@ -30,18 +38,73 @@ type Config struct {
 	Backend string
 	// Simulate is the simulated machine profile when Backend is simulated.
 	Simulate string
-	// PodResourcesSocket is the kubelet PodResources API socket.
+	// PodResourcesSocket is the kubelet PodResources API socket; empty
+	// disables pod attribution.
 	PodResourcesSocket string
+	// CollectInterval is the time between collections (default 10s).
+	CollectInterval time.Duration
+	// ConfigFile is the device plugin's api/config/v1 file (MIG strategy,
+	// time-slicing), read at every collection for the node labels.
+	ConfigFile string
+	// MigStrategy, when set, overrides the config file's flags.migStrategy
+	// as the device plugin's --mig-strategy flag does.
+	MigStrategy string
+	// HealthQuietPeriod is how long a critical XID keeps a device
+	// unhealthy (default 5m, as the device plugin).
+	HealthQuietPeriod time.Duration
+
+	// Simulator, when set with Backend simulated, is the machine to read.
+	Simulator *nvidia.Simulator
+	// Sources, when set, replace the backend's source.
+	Sources []Source
+	// PodLister, when set, replaces the PodResources client.
+	PodLister PodLister
+	// LabelApplier, when set, replaces the Node labeler built from
+	// Kubeconfig and NodeName.
+	LabelApplier LabelApplier
 }
 
-// Agent serves the node's metrics.
+// Agent serves the node's metrics and keeps its labels.
 type Agent struct {
-	cfg      Config
-	registry *prometheus.Registry
+	cfg       Config
+	registry  *prometheus.Registry
+	collector *Collector
 }
 
-// New returns an agent for cfg.
-func New(cfg Config) (*Agent, error) {
+// New returns an agent for cfg. Only invalid settings are errors: a
+// missing device library, kubelet socket or cluster are logged by Run
+// and the agent serves what it can.
+func New(ctx context.Context, cfg Config) (*Agent, error) {
+	log := klog.FromContext(ctx)
+	if cfg.CollectInterval <= 0 {
+		cfg.CollectInterval = DefaultCollectInterval
+	}
+	if cfg.HealthQuietPeriod <= 0 {
+		cfg.HealthQuietPeriod = DefaultHealthQuietPeriod
+	}
+	sources, err := buildSources(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pods := cfg.PodLister
+	if pods == nil && cfg.PodResourcesSocket != "" {
+		pods = &PodResourcesClient{Socket: cfg.PodResourcesSocket}
+	}
+	labels := cfg.LabelApplier
+	if labels == nil && cfg.NodeName != "" {
+		client, err := kubeClient(cfg.Kubeconfig)
+		if err != nil {
+			log.Error(err, "No cluster access: serving metrics without node labels", "node", cfg.NodeName)
+		} else {
+			labels = NewNodeLabeler(client, cfg.NodeName)
+		}
+	}
+	hostname := cfg.NodeName
+	if hostname == "" {
+		hostname, _ = os.Hostname()
+	}
+	c := NewCollector(hostname, sources, pods, labels)
+
 	reg := prometheus.NewRegistry()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace:   "accelstack",
@@ -50,17 +113,62 @@ func New(cfg Config) (*Agent, error) {
 		ConstLabels: prometheus.Labels{"version": version.Get().GitVersion, "component": "node-agent"},
 	})
 	buildInfo.Set(1)
-	for _, c := range []prometheus.Collector{
+	all := append([]prometheus.Collector{
 		buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	} {
-		if err := reg.Register(c); err != nil {
+	}, c.Collectors()...)
+	for _, col := range all {
+		if err := reg.Register(col); err != nil {
 			return nil, fmt.Errorf("registering collector: %w", err)
 		}
 	}
-	return &Agent{cfg: cfg, registry: reg}, nil
+	return &Agent{cfg: cfg, registry: reg, collector: c}, nil
 }
+
+// buildSources returns the configured sources, or the backend's.
+func buildSources(ctx context.Context, cfg Config) ([]Source, error) {
+	if cfg.Sources != nil {
+		return cfg.Sources, nil
+	}
+	switch cfg.Backend {
+	case "nvml", "simulated":
+		o := nvidia.DefaultOptions()
+		o.Backend, o.Simulate, o.Simulator, o.ConfigFile = cfg.Backend, cfg.Simulate, cfg.Simulator, cfg.ConfigFile
+		o.Set = map[string]bool{}
+		if cfg.MigStrategy != "" {
+			o.MigStrategy = cfg.MigStrategy
+			o.Set[nvidia.FlagMigStrategy] = true
+		}
+		src, err := NewNVIDIASource(ctx, o, cfg.HealthQuietPeriod)
+		if err != nil {
+			return nil, fmt.Errorf("NVIDIA backend: %w", err)
+		}
+		return []Source{src}, nil
+	case "dcmi":
+		klog.FromContext(ctx).Error(errors.New("the Ascend DCMI source is not part of this build yet"),
+			"No device source for --backend=dcmi: serving the agent's own metrics only")
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("unknown backend %q: must be nvml, dcmi or simulated", cfg.Backend)
+	}
+}
+
+func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
+	var (
+		rc  = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil)
+		err error
+	)
+	restCfg, err := rc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %q: %w", kubeconfig, err)
+	}
+	restCfg.UserAgent = "accelstack-node-agent"
+	return kubernetes.NewForConfig(restCfg)
+}
+
+// Collector returns the agent's collector.
+func (a *Agent) Collector() *Collector { return a.collector }
 
 // Handler returns the agent's HTTP handler: /metrics and /healthz.
 func (a *Agent) Handler() http.Handler {
@@ -81,16 +189,33 @@ func (a *Agent) Run(ctx context.Context) error {
 	return a.Serve(ctx, l)
 }
 
-// Serve serves on l until ctx ends.
+// Serve collects on the interval and serves on l until ctx ends.
 func (a *Agent) Serve(ctx context.Context, l net.Listener) error {
 	log := klog.FromContext(ctx)
 	if a.cfg.NodeName == "" {
-		log.Info("No --node-name given: serving metrics only, without node labels or pod attribution")
+		log.Info("No --node-name given: serving metrics only, without node labels")
 	}
+	if a.collector.pods == nil {
+		log.Info("No PodResources socket: serving metrics without pod labels")
+	}
+	collectCtx, stopCollect := context.WithCancel(ctx)
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		a.collector.Run(collectCtx, a.cfg.CollectInterval)
+	}()
+	defer func() {
+		stopCollect()
+		<-collected
+		if err := a.collector.Close(); err != nil {
+			log.Error(err, "Closing device sources")
+		}
+	}()
+
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
-	log.Info("Serving metrics", "address", l.Addr().String())
+	log.Info("Serving metrics", "address", l.Addr().String(), "collectInterval", a.cfg.CollectInterval.String())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving metrics: %w", err)

@@ -11,7 +11,7 @@ import (
 )
 
 func TestServe(t *testing.T) {
-	a, err := New(Config{})
+	a, err := New(context.Background(), Config{Sources: []Source{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,242 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/nvidia"
+)
+
+// NVIDIASource reads NVIDIA GPUs through pkg/nvidia: the same NVML or
+// simulated backend, discovery and config file parser as the device plugin.
+type NVIDIASource struct {
+	opts  nvidia.Options
+	sim   *nvidia.Simulator
+	quiet time.Duration
+	log   klog.Logger
+
+	mu       sync.Mutex
+	lib      nvml.Interface
+	xid      *xidWatcher
+	settings nvidia.Settings
+	ignored  map[uint64]bool
+}
+
+var _ Source = (*NVIDIASource)(nil)
+
+// NewNVIDIASource returns a source for opts (Backend, Simulate or
+// Simulator, ConfigFile and the flag-given settings). A bad simulated
+// profile is an error; the library itself is opened on the first Collect
+// and again after failures, so a node whose driver comes up late is
+// picked up. Devices with a critical XID (one not in
+// nvidia.DefaultIgnoredXIDs) are unhealthy for quiet after the event.
+func NewNVIDIASource(ctx context.Context, opts nvidia.Options, quiet time.Duration) (*NVIDIASource, error) {
+	s := &NVIDIASource{opts: opts, sim: opts.Simulator, quiet: quiet, settings: opts.Settings,
+		log: klog.FromContext(ctx).WithName("nvidia"), ignored: map[uint64]bool{}}
+	for _, x := range nvidia.DefaultIgnoredXIDs {
+		s.ignored[x] = true
+	}
+	if opts.Backend == "simulated" && s.sim == nil {
+		sim, err := nvidia.NewSimulator(opts.Simulate)
+		if err != nil {
+			return nil, err
+		}
+		s.sim = sim
+	}
+	if s.sim != nil {
+		extendSimulator(s.sim)
+	}
+	return s, nil
+}
+
+// Simulator returns the simulated machine, or nil with NVML.
+func (s *NVIDIASource) Simulator() *nvidia.Simulator { return s.sim }
+
+// Name returns "nvidia".
+func (s *NVIDIASource) Name() string { return VendorNVIDIA }
+
+// Collect reads the config file, then every GPU and MIG device.
+func (s *NVIDIASource) Collect(ctx context.Context) (SourceSnapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	if settings, _, err := s.opts.Resolve(); err != nil {
+		errs = append(errs, fmt.Errorf("keeping the last good settings: %w", err))
+	} else {
+		s.settings = settings
+	}
+	if s.lib == nil {
+		lib, err := nvidia.Open(s.opts, s.sim)
+		if err != nil {
+			return SourceSnapshot{}, errors.Join(append(errs, err)...)
+		}
+		s.lib = lib
+		if w, err := startXIDWatcher(lib, s.log); err != nil {
+			s.log.Error(err, "XID events unavailable; DCGM_FI_DEV_XID_ERRORS stays 0")
+		} else {
+			s.xid = w
+		}
+	}
+	m, err := nvidia.Discover(s.lib)
+	if err != nil {
+		return SourceSnapshot{}, errors.Join(append(errs, fmt.Errorf("discovering GPUs: %w", err))...)
+	}
+	now := time.Now()
+	var out SourceSnapshot
+	migCapable := false
+	for i := range m.GPUs {
+		devs, capable, err := s.readGPU(&m.GPUs[i], now)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		migCapable = migCapable || capable
+		out.Devices = append(out.Devices, devs...)
+	}
+	labels, err := GFDLabels(m, migCapable, s.settings)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("node labels: %w", err))
+	}
+	out.NodeLabels = labels
+	return out, errors.Join(errs...)
+}
+
+// readGPU reads one GPU and its MIG devices.
+func (s *NVIDIASource) readGPU(g *nvidia.GPU, now time.Time) ([]Device, bool, error) {
+	var errs []error
+	d := Device{Vendor: VendorNVIDIA, ID: g.UUID, Aliases: []string{g.Index}, Index: g.Index,
+		Minor: g.Minor, Model: g.Name, PCIBusID: g.PCIBusID, Healthy: true}
+	st, err := nvidia.ReadStats(s.lib, g.UUID)
+	if err != nil {
+		d.Healthy = false
+		errs = append(errs, fmt.Errorf("GPU %s (%s): %w", g.Index, g.UUID, err))
+	} else {
+		d.Set(FieldUtilization, float64(st.GPUUtilization))
+		d.Set(FieldMemoryCopyUtilization, float64(st.MemoryUtilization))
+		d.Set(FieldTemperatureCelsius, float64(st.TemperatureC))
+		d.Set(FieldPowerWatts, float64(st.PowerMilliwatts)/1000)
+		d.Set(FieldSMClockMHz, float64(st.SMClockMHz))
+		d.Set(FieldMemoryClockMHz, float64(st.MemoryClockMHz))
+		d.Set(FieldMemoryUsedBytes, float64(st.MemoryUsedBytes))
+		d.Set(FieldMemoryFreeBytes, float64(st.MemoryTotalBytes-min(st.MemoryUsedBytes, st.MemoryTotalBytes)))
+		d.Set(FieldMemoryTotalBytes, float64(st.MemoryTotalBytes))
+	}
+	capable := false
+	h, ret := s.lib.DeviceGetHandleByIndex(g.GPUIndex)
+	if ret == nvml.SUCCESS {
+		if e, ret := h.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+			d.Set(FieldEnergyMillijoules, float64(e))
+		}
+		if r, ret := h.GetPcieReplayCounter(); ret == nvml.SUCCESS {
+			d.Set(FieldPCIeReplays, float64(r))
+		}
+		_, _, ret := h.GetMigMode()
+		capable = ret == nvml.SUCCESS
+	}
+	s.applyXID(&d, g.UUID, -1, now)
+	out := []Device{d}
+	for _, md := range g.MIGDevices {
+		m := d
+		m.ID, m.Aliases, m.Healthy = md.UUID, []string{md.Index}, d.Healthy
+		m.MIG = &MIGInstance{Profile: md.MIG.Profile.String(), GPUInstance: md.MIG.GPUInstance, ParentID: g.UUID}
+		m.has &^= 1<<FieldMemoryUsedBytes | 1<<FieldMemoryFreeBytes | 1<<FieldMemoryTotalBytes | 1<<FieldXID
+		if h != nil {
+			if err := readMIGMemory(h, &m, md.Index); err != nil {
+				m.Healthy = false
+				errs = append(errs, fmt.Errorf("MIG device %s (%s): %w", md.Index, md.UUID, err))
+			}
+		}
+		s.applyXID(&m, g.UUID, md.MIG.GPUInstance, now)
+		out = append(out, m)
+	}
+	return out, capable, errors.Join(errs...)
+}
+
+// readMIGMemory reads a MIG device's memory through its parent's handle.
+func readMIGMemory(parent nvml.Device, d *Device, index string) error {
+	_, j, ok := strings.Cut(index, ":")
+	n, err := strconv.Atoi(j)
+	if !ok || err != nil {
+		return fmt.Errorf("bad MIG index %q", index)
+	}
+	h, ret := parent.GetMigDeviceHandleByIndex(n)
+	if ret != nvml.SUCCESS {
+		return ret
+	}
+	mem, ret := h.GetMemoryInfo()
+	if ret != nvml.SUCCESS {
+		return fmt.Errorf("reading memory: %w", ret)
+	}
+	d.Set(FieldMemoryUsedBytes, float64(mem.Used))
+	d.Set(FieldMemoryFreeBytes, float64(mem.Free))
+	d.Set(FieldMemoryTotalBytes, float64(mem.Total))
+	return nil
+}
+
+// applyXID sets the last XID and marks the device unhealthy for the quiet
+// period after a critical one.
+func (s *NVIDIASource) applyXID(d *Device, uuid string, instance int, now time.Time) {
+	d.Set(FieldXID, 0)
+	if s.xid == nil {
+		return
+	}
+	ev, ok := s.xid.lastFor(uuid, instance)
+	if !ok {
+		return
+	}
+	d.Set(FieldXID, float64(ev.xid))
+	if !s.ignored[ev.xid] && now.Sub(ev.at) < s.quiet {
+		d.Healthy = false
+	}
+}
+
+// Close stops XID watching and shuts NVML down.
+func (s *NVIDIASource) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.xid != nil {
+		s.xid.close()
+		s.xid = nil
+	}
+	if s.lib != nil && s.sim == nil {
+		if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
+			s.lib = nil
+			return fmt.Errorf("shutting NVML down: %w", ret)
+		}
+	}
+	s.lib = nil
+	return nil
+}
+
+// extendSimulator gives the simulated GPUs the readings pkg/nvidia's
+// simulator leaves out and the agent exports: an energy counter growing
+// with the power draw and a PCIe replay counter (0).
+func extendSimulator(sim *nvidia.Simulator) {
+	start := time.Now()
+	for _, h := range sim.Devices {
+		d, ok := h.(*server.Device)
+		if !ok {
+			continue
+		}
+		if d.GetTotalEnergyConsumptionFunc == nil {
+			d.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) {
+				p, ret := d.GetPowerUsage()
+				if ret != nvml.SUCCESS {
+					return 0, ret
+				}
+				return uint64(p) * uint64(1+time.Since(start)/time.Second), nvml.SUCCESS
+			}
+		}
+		if d.GetPcieReplayCounterFunc == nil {
+			d.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package nodeagent
+
+import (
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"k8s.io/klog/v2"
+)
+
+// allInstances is NVML's "no GPU instance" value in event data.
+const allInstances = 0xFFFFFFFF
+
+// xidKey names where an XID happened: a GPU, or one GPU instance on it
+// (instance -1 for the whole GPU).
+type xidKey struct {
+	uuid     string
+	instance int
+}
+
+// xidEvent is the last XID at a place.
+type xidEvent struct {
+	xid uint64
+	at  time.Time
+}
+
+// xidWatcher records XID events from an NVML event set.
+type xidWatcher struct {
+	es   nvml.EventSet
+	wait time.Duration
+	log  klog.Logger
+
+	mu   sync.Mutex
+	last map[xidKey]xidEvent
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// startXIDWatcher registers every GPU for XID events and starts waiting.
+func startXIDWatcher(lib nvml.Interface, log klog.Logger) (*xidWatcher, error) {
+	es, ret := lib.EventSetCreate()
+	if ret != nvml.SUCCESS {
+		return nil, ret
+	}
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		es.Free()
+		return nil, ret
+	}
+	for i := 0; i < n; i++ {
+		h, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		if ret := h.RegisterEvents(nvml.EventTypeXidCriticalError, es); ret != nvml.SUCCESS {
+			log.Info("GPU does not report XID events", "gpu", i, "err", ret.Error())
+		}
+	}
+	w := &xidWatcher{es: es, wait: 200 * time.Millisecond, log: log, last: map[xidKey]xidEvent{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+func (w *xidWatcher) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.stop:
+			return
+		default:
+		}
+		ev, ret := w.es.Wait(uint32(w.wait / time.Millisecond))
+		switch ret {
+		case nvml.SUCCESS:
+		case nvml.ERROR_TIMEOUT:
+			continue
+		case nvml.ERROR_UNINITIALIZED:
+			return
+		default:
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(w.wait):
+			}
+			continue
+		}
+		if ev.EventType != nvml.EventTypeXidCriticalError || ev.Device == nil {
+			continue
+		}
+		uuid, ret := ev.Device.GetUUID()
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		k := xidKey{uuid: uuid, instance: -1}
+		if ev.GpuInstanceId != allInstances {
+			k.instance = int(ev.GpuInstanceId)
+		}
+		w.log.Info("XID event", "uuid", uuid, "gpuInstance", k.instance, "xid", ev.EventData)
+		w.mu.Lock()
+		w.last[k] = xidEvent{xid: ev.EventData, at: time.Now()}
+		w.mu.Unlock()
+	}
+}
+
+// lastFor returns the latest XID on a GPU (instance -1: anywhere on it) or
+// on one of its GPU instances (including whole-GPU events).
+func (w *xidWatcher) lastFor(uuid string, instance int) (xidEvent, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var best xidEvent
+	found := false
+	for k, ev := range w.last {
+		if k.uuid != uuid || (instance >= 0 && k.instance != -1 && k.instance != instance) {
+			continue
+		}
+		if !found || ev.at.After(best.at) {
+			best, found = ev, true
+		}
+	}
+	return best, found
+}
+
+// close stops waiting and frees the event set.
+func (w *xidWatcher) close() {
+	close(w.stop)
+	<-w.done
+	w.es.Free()
+}
