@@ -23,9 +23,31 @@ type Manager struct {
 	managers []ResourceManager
 	servers  []*server
 
-	// restarted, when set, is called after every (re)registration; tests
-	// and benchmarks use it to observe the manager.
-	restarted func()
+	observe func(Event)
+}
+
+// Event reports something the Manager did, for tests and benchmarks.
+type Event struct {
+	// Kind is EventServed (servers (re)started and registered) or
+	// EventReloaded (a reload was tried; Err says why it was rejected).
+	Kind string
+	// Err is the reload error, if any.
+	Err error
+}
+
+// Event kinds.
+const (
+	EventServed   = "served"
+	EventReloaded = "reloaded"
+)
+
+// Observe sets a function called after each Event; call it before Run.
+func (m *Manager) Observe(f func(Event)) { m.observe = f }
+
+func (m *Manager) emit(e Event) {
+	if m.observe != nil {
+		m.observe(e)
+	}
 }
 
 // New returns a Manager for the vendor with the given configuration.
@@ -95,12 +117,15 @@ func (m *Manager) reload(ctx context.Context, reason string) {
 	changed, err := m.vendor.Reload()
 	if err != nil {
 		logger.Error(err, "Rejected new configuration; keeping the last good one", "reason", reason)
+		m.emit(Event{Kind: EventReloaded, Err: err})
 		return
 	}
 	if !changed {
 		logger.V(2).Info("Configuration unchanged", "reason", reason)
+		m.emit(Event{Kind: EventReloaded})
 		return
 	}
+	defer m.emit(Event{Kind: EventReloaded})
 	logger.Info("Configuration changed; restarting", "reason", reason)
 	m.stopAll(ctx)
 	if err := m.startVendor(ctx); err != nil {
@@ -131,9 +156,7 @@ func (m *Manager) serve(ctx context.Context) {
 		}
 		m.servers = append(m.servers, s)
 	}
-	if m.restarted != nil {
-		m.restarted()
-	}
+	m.emit(Event{Kind: EventServed})
 }
 
 func (m *Manager) stopServers() {

@@ -121,7 +121,7 @@ func (d *ReplicatedDevices) UnmarshalJSON(b []byte) error {
 	}
 	var raw []any
 	if err := yaml.Unmarshal(b, &raw); err != nil || len(b) == 0 || b[0] != '[' {
-		return fmt.Errorf(`must be "all" or a list of device indices or UUIDs`)
+		return fmt.Errorf(`devices: must be "all" or a list of device indices or UUIDs`)
 	}
 	d.All, d.List = false, nil
 	for _, v := range raw {
@@ -130,11 +130,11 @@ func (d *ReplicatedDevices) UnmarshalJSON(b []byte) error {
 			d.List = append(d.List, v)
 		case float64:
 			if v < 0 || v != float64(int(v)) {
-				return fmt.Errorf("device index %v is not a non-negative integer", v)
+				return fmt.Errorf("devices: device index %v is not a non-negative integer", v)
 			}
 			d.List = append(d.List, fmt.Sprint(int(v)))
 		default:
-			return fmt.Errorf("device %v is neither an index nor a UUID", v)
+			return fmt.Errorf("devices: device %v is neither an index nor a UUID", v)
 		}
 	}
 	return nil
