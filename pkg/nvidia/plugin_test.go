@@ -139,7 +139,7 @@ func TestResourcesPerProfileAndStrategy(t *testing.T) {
 			want:   map[string]int{"nvidia.com/gpu": 6, "nvidia.com/gpu.shared": 4}},
 		{name: "mig-mixed time-sliced slices", profile: "dgxa100-mig-mixed", strategy: "mixed",
 			config: sharing("    renameByDefault: true\n    resources:\n    - name: nvidia.com/mig-1g.5gb\n      replicas: 2\n"),
-			want: map[string]int{"nvidia.com/gpu": 2, "nvidia.com/mig-1g.5gb.shared": 26, "nvidia.com/mig-2g.10gb": 8, "nvidia.com/mig-3g.20gb": 4}},
+			want:   map[string]int{"nvidia.com/gpu": 2, "nvidia.com/mig-1g.5gb.shared": 26, "nvidia.com/mig-2g.10gb": 8, "nvidia.com/mig-3g.20gb": 4}},
 		{name: "mig-single single time-sliced", profile: "dgxa100-mig-single", strategy: "single",
 			config: sharing("    resources:\n    - name: nvidia.com/gpu\n      rename: example.com/slice\n      replicas: 2\n"),
 			want:   map[string]int{"example.com/slice": 112}},
