@@ -3,16 +3,23 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/accelstack/accelstack/api"
+	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
+	"github.com/accelstack/accelstack/pkg/shim"
 )
 
 // Options configures the manager.
@@ -25,6 +32,39 @@ type Options struct {
 	LeaderElect bool
 	// LeaderElectionNamespace holds the election lease; empty means the pod's namespace.
 	LeaderElectionNamespace string
+	// WebhookHost, WebhookPort and WebhookCertDir configure the webhook
+	// server (CRD conversion); the directory holds tls.crt and tls.key.
+	WebhookHost    string
+	WebhookPort    int
+	WebhookCertDir string
+	// WebhookSelfSigned makes the manager issue its own webhook certificate
+	// for WebhookServiceDNS at start and inject its CA into the CRDs.
+	WebhookSelfSigned bool
+	// WebhookServiceDNS is the DNS name of the webhook Service.
+	WebhookServiceDNS string
+	// S3DriverName is the CSI driver of StorageShim S3 volumes.
+	S3DriverName string
+	// SkipNameValidation allows several managers in one process (tests).
+	SkipNameValidation bool
+}
+
+// Run builds the manager for cfg and runs it until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	mgr, err := New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	if opts.WebhookSelfSigned {
+		// The manager's cached client is not started yet; use a direct one.
+		c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
+		if err != nil {
+			return fmt.Errorf("creating client: %w", err)
+		}
+		if err := SelfSignedWebhookCert(ctx, c, opts.WebhookCertDir, opts.WebhookServiceDNS, ConvertedCRDs); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
 }
 
 // LeaderElectionID names the lease replicas of cmd/controllers compete for.
@@ -35,6 +75,9 @@ func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("adding core types: %w", err)
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding CRD types: %w", err)
 	}
 	if err := api.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("adding accelstack APIs: %w", err)
@@ -59,15 +102,35 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.WebhookCertDir,
+		}),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
+	if err := setupStorageShim(mgr, opts); err != nil {
+		return nil, err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return nil, fmt.Errorf("adding ready check: %w", err)
 	}
 	return mgr, nil
+}
+
+// setupStorageShim registers the StorageShim controller and the conversion
+// webhook between its v1beta1 and v1beta2 versions.
+func setupStorageShim(mgr ctrl.Manager, opts Options) error {
+	r := shim.NewStorageShimReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("storageshim-controller"), opts.S3DriverName)
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the StorageShim controller: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &tensorstackv1beta2.StorageShim{}).Complete(); err != nil {
+		return fmt.Errorf("setting up the StorageShim conversion webhook: %w", err)
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ const (
 // StorageShimSpec describes existing storage to expose as a PVC.
 // +kubebuilder:validation:XValidation:rule="self.type != 's3' || has(self.s3)",message="spec.s3 is required when spec.type is s3"
 // +kubebuilder:validation:XValidation:rule="self.type != 'cephfs' || has(self.cephfs)",message="spec.cephfs is required when spec.type is cephfs"
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: delete the StorageShim and create it again to point it elsewhere"
 type StorageShimSpec struct {
 	// type is the kind of storage: s3 or cephfs.
 	// +required
@@ -34,9 +35,12 @@ type StorageShimSpec struct {
 
 // S3 describes an S3 bucket or prefix.
 type S3 struct {
-	// uri is the bucket and optional prefix, s3://<bucket>[/<path>].
+	// uri is the bucket and optional prefix, s3://<bucket>[/<path>]. The
+	// bucket follows S3's naming rules; the path has no "." or ".." segments.
 	// +required
-	// +kubebuilder:validation:Pattern=`^s3://[^/]+(/.*)?$`
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.matches('^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$')",message="spec.s3.uri must be s3://<bucket>[/<path>] with a bucket name of 3-63 lower-case letters, digits, dots and hyphens"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^s3://[^/]+/(.*/)?[.][.]?(/.*)?$')",message="spec.s3.uri must not contain . or .. path segments"
 	URI string `json:"uri"`
 
 	// readOnly mounts the storage read-only.
@@ -46,14 +50,18 @@ type S3 struct {
 
 	// secretRef names a Secret of type S3-cfg in the same namespace.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && self.name != ''",message="spec.s3.secretRef.name is required"
 	SecretRef corev1.LocalObjectReference `json:"secretRef"`
 }
 
 // CephFS describes a directory of a CephFS file system.
 type CephFS struct {
-	// path is the absolute directory inside the CephFS file system.
+	// path is the absolute directory inside the CephFS file system, without
+	// "." or ".." segments.
 	// +required
-	// +kubebuilder:validation:Pattern=`^/`
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="spec.cephfs.path must be an absolute path"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.]?(/|$)')",message="spec.cephfs.path must not contain . or .. segments"
 	Path string `json:"path"`
 
 	// client holds the Ceph client credentials.
@@ -69,6 +77,7 @@ type CephFS struct {
 type CephClient struct {
 	// secretRef names a Secret of type Ceph Client (keys userID, userKey) in the same namespace.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && self.name != ''",message="spec.cephfs.client.secretRef.name is required"
 	SecretRef corev1.LocalObjectReference `json:"secretRef"`
 }
 
@@ -83,6 +92,7 @@ type CephServer struct {
 type ConfigMapReference struct {
 	// name of the ConfigMap.
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
 
 	// namespace of the ConfigMap; defaults to the StorageShim's namespace.
@@ -92,6 +102,11 @@ type ConfigMapReference struct {
 
 // StorageShimConditionType names a StorageShim condition.
 type StorageShimConditionType string
+
+// StorageShimReady is True once the StorageShim's PVC is bound; when False,
+// its reason and message say what is wrong (a missing Secret, a bad key, a
+// PVC name taken by another PVC, ...).
+const StorageShimReady StorageShimConditionType = "Ready"
 
 // StorageShimCondition describes one aspect of a StorageShim's state.
 type StorageShimCondition struct {
