@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -79,7 +80,14 @@ func (s *server) start(ctx context.Context) error {
 
 // register calls Registration.Register on the kubelet socket.
 func (s *server) register(ctx context.Context) error {
-	conn, err := grpc.NewClient("unix://"+s.kubeletSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The kubelet's socket file appears (bind) a moment before it accepts
+	// connections (listen): retry quickly instead of gRPC's default 1 s backoff.
+	conn, err := grpc.NewClient("unix://"+s.kubeletSock,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 5 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 200 * time.Millisecond},
+			MinConnectTimeout: time.Second,
+		}))
 	if err != nil {
 		return fmt.Errorf("dialing kubelet at %s: %w", s.kubeletSock, err)
 	}
