@@ -37,6 +37,7 @@ type ControlPlane struct {
 
 type controlPlaneOptions struct {
 	controllerManager bool
+	withoutCRDs       bool
 }
 
 // ControlPlaneOption changes what StartControlPlane starts.
@@ -75,11 +76,17 @@ func applyOptions(opts []ControlPlaneOption) controlPlaneOptions {
 	return o
 }
 
+// WithoutCRDs starts the control plane without the project's CRDs, for tests
+// that install them the way an admin does.
+func WithoutCRDs() ControlPlaneOption {
+	return func(o *controlPlaneOptions) { o.withoutCRDs = true }
+}
+
 // NewControlPlane starts etcd and kube-apiserver with the project's CRDs,
 // for callers without a testing.TB (TestMain, the dev environment). The
 // caller must call Stop. WithControllerManager is honoured only by
 // StartControlPlane.
-func NewControlPlane(_ ...ControlPlaneOption) (*ControlPlane, error) {
+func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	assets, err := KubeAssets()
 	if err != nil {
 		return nil, err
@@ -97,6 +104,9 @@ func NewControlPlane(_ ...ControlPlaneOption) (*ControlPlane, error) {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 		Scheme:                scheme,
+	}
+	if applyOptions(opts).withoutCRDs {
+		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = nil, false
 	}
 	cfg, err := env.Start()
 	if err != nil {

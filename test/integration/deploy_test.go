@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/test/harness"
@@ -16,7 +17,7 @@ import (
 // TestDeployManifestsApply applies deploy/ with the real kubectl into the
 // real apiserver, as an admin would, and checks the workloads were created.
 func TestDeployManifestsApply(t *testing.T) {
-	cp := harness.StartControlPlane(t)
+	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
 	root, err := harness.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -37,5 +38,13 @@ func TestDeployManifestsApply(t *testing.T) {
 	}
 	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "accelstack-system", Name: "controllers"}, &appsv1.Deployment{}); err != nil {
 		t.Errorf("Deployment controllers: %v", err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := cp.Client.Get(ctx, client.ObjectKey{Name: "storageshims.tensorstack.dev"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if conv := crd.Spec.Conversion; conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter ||
+		conv.Webhook.ClientConfig.Service == nil || conv.Webhook.ClientConfig.Service.Name != "controllers-webhook" {
+		t.Errorf("StorageShim CRD conversion = %+v, want the controllers-webhook Service", conv)
 	}
 }
