@@ -24,6 +24,7 @@ func main() {
 	fs.StringVar(&cfg.S3fsBinary, "s3fs", cfg.S3fsBinary, "s3fs executable.")
 	fs.StringVar(&cfg.Systemd, "systemd", cfg.Systemd, "Run FUSE daemons as transient systemd units: auto, true or false.")
 	fs.DurationVar(&cfg.MountTimeout, "mount-timeout", cfg.MountTimeout, "How long to wait for a FUSE mount to appear.")
+	fs.DurationVar(&cfg.UnstageTimeout, "unstage-timeout", cfg.UnstageTimeout, "How long unstaging waits for a FUSE daemon to finish uploads and exit before killing it.")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", "", "Serve csi_plugin_operations_seconds on this address's /metrics, e.g. :9808; off when empty.")
 	fs.Env("endpoint", "CSI_ENDPOINT")
 	fs.Env("node-id", "NODE_ID")

@@ -53,6 +53,9 @@ type Config struct {
 	Systemd string
 	// MountTimeout bounds the wait for a FUSE mount to appear.
 	MountTimeout time.Duration
+	// UnstageTimeout bounds the wait, after unmounting, for a FUSE daemon
+	// to finish uploading and exit before it is killed.
+	UnstageTimeout time.Duration
 	// MetricsAddress serves /metrics when not empty, e.g. ":9808".
 	MetricsAddress string
 }
@@ -86,6 +89,9 @@ func (c Config) Validate() error {
 	if c.MountTimeout <= 0 {
 		return fmt.Errorf("flag --mount-timeout must be positive")
 	}
+	if c.UnstageTimeout <= 0 {
+		return fmt.Errorf("flag --unstage-timeout must be positive")
+	}
 	if _, err := SocketPath(c.Endpoint); err != nil {
 		return fmt.Errorf("invalid value %q for flag --endpoint: %w", c.Endpoint, err)
 	}
@@ -117,6 +123,7 @@ func DefaultConfig() Config {
 		S3fsBinary:     "s3fs",
 		Systemd:        "auto",
 		MountTimeout:   30 * time.Second,
+		UnstageTimeout: 10 * time.Minute,
 	}
 }
 

@@ -178,8 +178,9 @@ func (s *nodeServer) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnsta
 	if err := s.unmount(staging); err != nil {
 		return nil, err
 	}
-	// The daemon exits once its mount is gone; wait for it, then insist.
-	if !waitGone(rec.Daemon, s.cfg.MountTimeout, s.launcher.Alive) {
+	// The daemon exits once its mount is gone and its uploads (rclone's
+	// write-back cache) are done; wait for it, then insist.
+	if !waitGone(rec.Daemon, s.cfg.UnstageTimeout, s.launcher.Alive) {
 		if err := s.launcher.Stop(rec.Daemon, 5*time.Second); err != nil {
 			return nil, status.Errorf(codes.Internal, "stopping the FUSE daemon: %v", err)
 		}
