@@ -1,0 +1,122 @@
+package deviceplugin
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+func TestSocketName(t *testing.T) {
+	testCases := []struct{ resource, want string }{
+		{"nvidia.com/gpu", "nvidia-gpu.sock"},
+		{"nvidia.com/gpu.shared", "nvidia-gpu.shared.sock"},
+		{"nvidia.com/mig-1g.5gb", "nvidia-mig-1g.5gb.sock"},
+		{"huawei.com/Ascend910", "huawei-Ascend910.sock"},
+		{"noslash", "noslash.sock"},
+	}
+	for _, tc := range testCases {
+		if got := SocketName(tc.resource); got != tc.want {
+			t.Errorf("SocketName(%q) = %q, want %q", tc.resource, got, tc.want)
+		}
+	}
+}
+
+func TestListenUnixMode(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "x.sock")
+	if err := os.WriteFile(path, nil, 0o666); err != nil { // a stale file is replaced
+		t.Fatal(err)
+	}
+	l, err := listenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode = %v, want a 0600 socket", fi.Mode())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the socket", len(entries))
+	}
+}
+
+// failingVendor fails Start.
+type failingVendor struct{ NullVendor }
+
+func (failingVendor) Start(context.Context) ([]ResourceManager, error) {
+	return nil, errors.New("no library")
+}
+
+func TestRunInitFailure(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Vendor: "nvidia", PluginDir: dir, FailOnInitError: true}
+	err := Run(context.Background(), cfg, failingVendor{NullVendor{VendorName: "nvidia"}})
+	if err == nil || !strings.Contains(err.Error(), "starting nvidia devices: no library") {
+		t.Fatalf("Run() = %v, want the init error", err)
+	}
+	// With FailOnInitError false it idles until the context ends.
+	cfg.FailOnInitError = false
+	ctx, cancel := context.WithCancel(context.Background())
+	m := New(cfg, failingVendor{NullVendor{VendorName: "nvidia"}})
+	served := make(chan struct{}, 1)
+	m.Observe(func(e Event) {
+		if e.Kind == EventServed {
+			served <- struct{}{}
+		}
+	})
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	<-served
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("idle Run() = %v, want nil", err)
+	}
+	if err := Run(context.Background(), Config{PluginDir: filepath.Join(dir, "missing")}, NullVendor{}); !errors.Is(err, errNoPluginDir) {
+		t.Errorf("Run() with a missing plugin dir = %v, want errNoPluginDir", err)
+	}
+}
+
+// plainErrRM returns an error without a gRPC code from Allocate.
+type plainErrRM struct{}
+
+func (plainErrRM) Resource() string             { return "example.com/dev" }
+func (plainErrRM) Devices() []*pluginapi.Device { return nil }
+func (plainErrRM) Changes() <-chan struct{}     { return nil }
+func (plainErrRM) Allocate(context.Context, []string) (*pluginapi.ContainerAllocateResponse, error) {
+	return nil, errors.New("boom")
+}
+func (plainErrRM) GetPreferredAllocation(context.Context, []string, []string, int) ([]string, error) {
+	return nil, status.Error(codes.InvalidArgument, "bad")
+}
+
+func TestServerErrors(t *testing.T) {
+	s := &server{rm: plainErrRM{}, watchers: map[chan struct{}]struct{}{}}
+	_, err := s.Allocate(context.Background(), &pluginapi.AllocateRequest{})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("empty Allocate = %v, want InvalidArgument", err)
+	}
+	_, err = s.Allocate(context.Background(), &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"a"}}}})
+	if status.Code(err) != codes.Internal {
+		t.Errorf("Allocate with a plain error = %v, want Internal", err)
+	}
+	_, err = s.GetPreferredAllocation(context.Background(), &pluginapi.PreferredAllocationRequest{ContainerRequests: []*pluginapi.ContainerPreferredAllocationRequest{{}}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("GetPreferredAllocation = %v, want InvalidArgument", err)
+	}
+}

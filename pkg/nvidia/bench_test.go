@@ -1,0 +1,77 @@
+package nvidia_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/test/kubelet"
+	"k8s.io/klog/v2"
+)
+
+// benchPlugin runs an in-process plugin and returns its kubelet-side view.
+func benchPlugin(b *testing.B, config, resource string) *kubelet.Plugin {
+	dir, err := os.MkdirTemp("", "dpb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	k, err := kubelet.Start(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := nvidia.DefaultOptions()
+	o.Backend, o.Simulate = "simulated", "dgxa100"
+	if config != "" {
+		o.ConfigFile = filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(o.ConfigFile, []byte(config), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	v, err := nvidia.NewVendor(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+	done := make(chan error, 1)
+	go func() {
+		done <- deviceplugin.Run(ctx, deviceplugin.Config{Vendor: "nvidia", PluginDir: dir, ConfigFile: o.ConfigFile}, v)
+	}()
+	b.Cleanup(func() { cancel(); <-done; k.Stop() })
+	p, err := k.WaitPlugin(context.Background(), resource)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkAllocate measures Allocate round trips over the unix socket.
+func BenchmarkAllocate(b *testing.B) {
+	for _, bc := range []struct {
+		name, config, resource string
+		n                      int
+	}{
+		{"1GPU", "", "nvidia.com/gpu", 1},
+		{"8GPUs", "", "nvidia.com/gpu", 8},
+		{"8GPUsx16replicas", "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 16\n", "nvidia.com/gpu.shared", 8},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p := benchPlugin(b, bc.config, bc.resource)
+			ids := ids(p.Devices())
+			var req []string
+			for i := 0; i < bc.n; i++ {
+				req = append(req, ids[i*len(ids)/bc.n])
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := p.Allocate(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
