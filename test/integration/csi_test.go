@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -511,6 +512,37 @@ func TestCSIS3Outage(t *testing.T) {
 				t.Errorf("sha256 after the server came back = %s, want %s", got, sum(payload))
 			}
 			c.unpublishUnstage("outage", staging, target)
+		})
+	}
+}
+
+// TestCSIUnstageKeepsWrites unstages right after a write: unstaging waits
+// for the mounter's pending uploads, so the object is complete at once.
+func TestCSIUnstageKeepsWrites(t *testing.T) {
+	for _, m := range csiMounters {
+		t.Run(m, func(t *testing.T) {
+			requireMounter(t, m)
+			srv := harness.StartS3(t)
+			cl := makeBucket(t, srv, "flush")
+			c := newCSIClient(t)
+			staging, target := c.mustStagePublish("flush", map[string]string{"mounter": m}, s3envSecrets(srv))
+			data := randomBytes(t, 16<<20)
+			if err := os.WriteFile(filepath.Join(target, "f.bin"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.unpublishUnstage("flush", staging, target)
+			obj, err := cl.GetObject(context.Background(), "flush", "f.bin", minio.GetObjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer obj.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, obj); err != nil {
+				t.Fatalf("reading the object right after unstage: %v", err)
+			}
+			if got := hex.EncodeToString(h.Sum(nil)); got != sum(data) {
+				t.Errorf("object sha256 right after unstage = %s, want %s", got, sum(data))
+			}
 		})
 	}
 }

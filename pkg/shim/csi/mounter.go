@@ -32,6 +32,15 @@ type Mounter interface {
 	Command(vol Volume, creds Credentials, target, dir string) (Command, error)
 }
 
+// uploader is a Mounter whose daemon may hold written data that it has not
+// uploaded yet and would drop on unmount.
+type uploader interface {
+	// Pending counts files not uploaded yet, from the state under dir.
+	Pending(dir string) (int, error)
+}
+
+var _ uploader = rcloneMounter{}
+
 // Command is a daemon's command line.
 type Command struct {
 	// Path is the executable.

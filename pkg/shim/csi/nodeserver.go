@@ -175,6 +175,9 @@ func (s *nodeServer) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnsta
 		}
 		return &csipb.NodeUnstageVolumeResponse{}, nil
 	}
+	if err := s.waitUploads(ctx, rec); err != nil {
+		return nil, err
+	}
 	if err := s.unmount(staging); err != nil {
 		return nil, err
 	}
@@ -456,6 +459,33 @@ func (s *nodeServer) unmount(path string) error {
 	}
 	if err := s.lazyUnmount(path); err != nil {
 		return status.Errorf(codes.Internal, "unmounting %s: %v", path, err)
+	}
+	return nil
+}
+
+// waitUploads waits, up to UnstageTimeout, until a live daemon whose
+// mounter caches writes has uploaded them all; it is Unavailable (so the
+// CO retries) rather than unmounting and losing data.
+func (s *nodeServer) waitUploads(ctx context.Context, rec *stageRecord) error {
+	m, err := mounterFor(s.cfg, rec.Volume)
+	if err != nil {
+		return nil
+	}
+	up, ok := m.(uploader)
+	if !ok {
+		return nil
+	}
+	dir := s.state.volumeDir(rec.VolumeID)
+	deadline := time.Now().Add(s.cfg.UnstageTimeout)
+	for s.launcher.Alive(rec.Daemon) {
+		n, err := up.Pending(dir)
+		if err != nil || n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return status.Errorf(codes.Unavailable, "%d files of volume %s are still uploading", n, rec.VolumeID)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return nil
 }

@@ -1,7 +1,11 @@
 package csi
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,4 +98,32 @@ func (m rcloneMounter) Command(vol Volume, creds Credentials, target, dir string
 	}
 	args = append(args, vol.Options...)
 	return Command{Path: m.bin, Args: args}, nil
+}
+
+// Pending counts the files rclone's VFS cache under dir holds written but
+// not uploaded yet. rclone exits on unmount without uploading them, so
+// unstaging waits until this is zero.
+func (rcloneMounter) Pending(dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(filepath.Join(dir, "cache", "vfsMeta"), func(p string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // uploaded and removed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		var meta struct{ Dirty bool }
+		if json.Unmarshal(b, &meta) == nil && meta.Dirty {
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
