@@ -64,7 +64,6 @@ func TestPodResourcesClientErrors(t *testing.T) {
 	}
 }
 
-
 func TestOwners(t *testing.T) {
 	testCases := []struct {
 		name string
