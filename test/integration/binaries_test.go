@@ -19,8 +19,8 @@ func TestBinariesCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds, err := filepath.Glob(filepath.Join(root, "cmd", "*"))
-	if err != nil || len(cmds) != 4 {
-		t.Fatalf("cmd/* = %v (%v), want the 4 binaries", cmds, err)
+	if err != nil || len(cmds) != 5 {
+		t.Fatalf("cmd/* = %v (%v), want the 5 binaries", cmds, err)
 	}
 	binDir := t.TempDir()
 	for _, cmd := range cmds {

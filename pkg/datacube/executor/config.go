@@ -1,0 +1,116 @@
+package executor
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/accelstack/accelstack/pkg/datacube"
+)
+
+// The DataCube option names, exactly as in the seed API.
+const (
+	OptS3Endpoint        = "s3-endpoint"
+	OptS3AccessKeyID     = "s3-access-key-id"
+	OptS3SecretAccessKey = "s3-secret-access-key"
+	OptS3URI             = "s3-uri"
+	OptS3NoCheckBucket   = "s3-no-check-bucket"
+	OptURL               = "url"
+	OptToken             = "token"
+	OptRef               = "ref"
+	OptRepo              = "repo"
+	OptFiles             = "files"
+	OptPathInRepo        = "path-in-repo"
+	OptCommitMessage     = "commit-message"
+)
+
+// optionNames lists every option the executor reads.
+var optionNames = []string{
+	OptS3Endpoint, OptS3AccessKeyID, OptS3SecretAccessKey, OptS3URI, OptS3NoCheckBucket,
+	OptURL, OptToken, OptRef, OptRepo, OptFiles, OptPathInRepo, OptCommitMessage,
+}
+
+// secretOptions are the options whose values are redacted from errors.
+var secretOptions = []string{OptS3AccessKeyID, OptS3SecretAccessKey, OptToken}
+
+// Side is one end of a transfer: its type, its PVC directory when the type
+// is pvc, and its options by name.
+type Side struct {
+	Type    string
+	PVCPath string
+	Options map[string]string
+}
+
+// Option returns the option's value, or def when it is unset or empty.
+func (s Side) Option(name, def string) string {
+	if v := s.Options[name]; v != "" {
+		return v
+	}
+	return def
+}
+
+// Config is everything one executor run needs.
+type Config struct {
+	Source, Sink Side
+	// Sync deletes files on the destination that the source does not have.
+	Sync bool
+	// PVCRoot is the directory every PVC path must lie in
+	// (datacube.PVCMountPath in a pod).
+	PVCRoot string
+	// Concurrency is the number of files, or parts of one large file,
+	// transferred at once.
+	Concurrency int
+	// PartSize is the multipart part size; files larger than it are
+	// transferred one at a time in Concurrency parallel parts.
+	PartSize int64
+	// ConnectTimeout bounds the reachability check of a remote endpoint.
+	ConnectTimeout time.Duration
+	// NoFsync skips fsync of downloaded files before their rename (for
+	// benchmarks; a crash may then leave an empty file under its name).
+	NoFsync bool
+}
+
+// SideFromEnv reads one side of the transfer through getenv; prefix is
+// datacube.SourceOptionPrefix or datacube.SinkOptionPrefix.
+func SideFromEnv(getenv func(string) string, typeVar, pvcVar, prefix string) Side {
+	s := Side{
+		Type:    strings.TrimSpace(getenv(typeVar)),
+		PVCPath: getenv(pvcVar),
+		Options: map[string]string{},
+	}
+	for _, name := range optionNames {
+		if v := getenv(datacube.OptionEnv(prefix, name)); v != "" {
+			s.Options[name] = v
+		}
+	}
+	return s
+}
+
+// FromEnv fills the source, the sink and Sync of cfg from the environment
+// contract of package datacube.
+func (cfg *Config) FromEnv(getenv func(string) string) error {
+	cfg.Source = SideFromEnv(getenv, datacube.EnvSourceType, datacube.EnvSourcePVCPath, datacube.SourceOptionPrefix)
+	cfg.Sink = SideFromEnv(getenv, datacube.EnvSinkType, datacube.EnvSinkPVCPath, datacube.SinkOptionPrefix)
+	switch v := strings.ToLower(strings.TrimSpace(getenv(datacube.EnvSync))); v {
+	case "", "false", "0":
+		cfg.Sync = false
+	case "true", "1":
+		cfg.Sync = true
+	default:
+		return fmt.Errorf("invalid value %q for $%s: must be true or false", v, datacube.EnvSync)
+	}
+	return nil
+}
+
+// secrets returns the secret option values of both sides.
+func (cfg *Config) secrets() []string {
+	var out []string
+	for _, s := range []Side{cfg.Source, cfg.Sink} {
+		for _, name := range secretOptions {
+			if v := s.Options[name]; v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
