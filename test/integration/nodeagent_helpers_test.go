@@ -1,0 +1,106 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/accelstack/accelstack/test/harness"
+)
+
+var (
+	nodeAgentOnce sync.Once
+	nodeAgentBin  string
+	nodeAgentErr  error
+)
+
+// buildNodeAgent builds cmd/node-agent once per test binary.
+func buildNodeAgent(t *testing.T) string {
+	t.Helper()
+	nodeAgentOnce.Do(func() {
+		root, err := harness.RepoRoot()
+		if err != nil {
+			nodeAgentErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "node-agent-bin-")
+		if err != nil {
+			nodeAgentErr = err
+			return
+		}
+		nodeAgentBin = filepath.Join(dir, "node-agent")
+		cmd := exec.Command("go", "build", "-o", nodeAgentBin, "./cmd/node-agent")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			nodeAgentErr = fmt.Errorf("go build ./cmd/node-agent: %w\n%s", err, out)
+		}
+	})
+	if nodeAgentErr != nil {
+		t.Fatal(nodeAgentErr)
+	}
+	return nodeAgentBin
+}
+
+// startNodeAgent runs the agent binary on a free loopback port and waits
+// for /healthz; it returns the base URL.
+func startNodeAgent(t *testing.T, args ...string) (string, *harness.Process) {
+	t.Helper()
+	bin := buildNodeAgent(t)
+	port, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p := harness.StartProcess(t, "node-agent", bin, append([]string{"--address=" + addr}, args...))
+	base := "http://" + addr
+	if err := p.WaitReady(60*time.Second, func(ctx context.Context) error {
+		_, err := naGet(ctx, base+"/healthz")
+		return err
+	}); err != nil {
+		t.Fatalf("node-agent not ready: %v", err)
+	}
+	return base, p
+}
+
+func naGet(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return body, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	return body, nil
+}
+
+// naEventually polls cond until it returns nil or the deadline passes; the
+// deadline only bounds a hung test, it asserts nothing about speed.
+func naEventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+}
