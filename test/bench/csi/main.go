@@ -18,6 +18,7 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/minio/minio-go/v7"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -53,6 +54,7 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	defer unmountUnder(dir)
 	port, err := harness.FreePort()
 	if err != nil {
 		return err
@@ -282,6 +284,14 @@ func benchMounter(ctx context.Context, node csipb.NodeClient, dir, m string, sec
 	}
 	r.stagePublish, r.unpublishP50 = p50(stageTimes), p50(unstageTimes)
 	return r, nil
+}
+
+// unmountUnder lazily unmounts whatever a failed run left under dir.
+func unmountUnder(dir string) {
+	mps, _ := harness.Mounts(dir)
+	for i := len(mps) - 1; i >= 0; i-- {
+		_ = unix.Unmount(mps[i], unix.MNT_DETACH)
+	}
 }
 
 // p50 is the median.
