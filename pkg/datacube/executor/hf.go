@@ -177,4 +177,3 @@ func (h *hfSide) sendJSON(ctx context.Context, method, u string, in, out any, co
 	}
 	return nil
 }
-

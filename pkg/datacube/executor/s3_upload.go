@@ -191,4 +191,3 @@ func (s *s3Side) remove(ctx context.Context, keys []string, c *Counter) error {
 	}
 	return errors.Join(errs...)
 }
-
