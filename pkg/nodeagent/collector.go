@@ -35,7 +35,8 @@ type Collector struct {
 	labels   LabelApplier
 	hostname string
 
-	snap atomic.Pointer[Snapshot]
+	snap     atomic.Pointer[Snapshot]
+	rendered atomic.Pointer[rendered]
 
 	duration    prometheus.Histogram
 	lastSeconds prometheus.Gauge
@@ -93,7 +94,7 @@ func NewCollector(hostname string, sources []Source, pods PodLister, labels Labe
 
 // Collectors returns the agent's self-metrics and the device exporter.
 func (c *Collector) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{c.duration, c.lastSeconds, c.lastTime, c.errors, c.podsUp, c.devices, exporter{snap: &c.snap}}
+	return []prometheus.Collector{c.duration, c.lastSeconds, c.lastTime, c.errors, c.podsUp, c.devices, exporter{snap: &c.snap, rendered: &c.rendered}}
 }
 
 // Snapshot returns the last snapshot, or nil before the first collection.

@@ -68,8 +68,17 @@ var (
 )
 
 // exporter renders the latest snapshot; it never touches the hardware.
+// The series of a snapshot are built once, at the first scrape after it,
+// and shared by later scrapes.
 type exporter struct {
-	snap *atomic.Pointer[Snapshot]
+	snap     *atomic.Pointer[Snapshot]
+	rendered *atomic.Pointer[rendered]
+}
+
+// rendered are the series of one snapshot.
+type rendered struct {
+	snap    *Snapshot
+	metrics []prometheus.Metric
 }
 
 var _ prometheus.Collector = exporter{}
@@ -95,6 +104,34 @@ func (e exporter) Collect(ch chan<- prometheus.Metric) {
 	if s == nil {
 		return
 	}
+	r := e.rendered.Load()
+	if r == nil || r.snap != s {
+		r = &rendered{snap: s, metrics: render(s)}
+		e.rendered.Store(r)
+	}
+	for _, m := range r.metrics {
+		ch <- m
+	}
+}
+
+// render builds a snapshot's series.
+func render(s *Snapshot) []prometheus.Metric {
+	ch := make(chan prometheus.Metric, 256)
+	var out []prometheus.Metric
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m := range ch {
+			out = append(out, m)
+		}
+	}()
+	renderTo(ch, s)
+	close(ch)
+	<-done
+	return out
+}
+
+func renderTo(ch chan<- prometheus.Metric, s *Snapshot) {
 	npus := 0
 	for i := range s.Devices {
 		d := &s.Devices[i]
