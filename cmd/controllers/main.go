@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/accelstack/accelstack/pkg/cli"
+	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/pkg/shim/csi"
 )
@@ -31,6 +32,7 @@ func main() {
 	fs.BoolVar(&opts.WebhookSelfSigned, "webhook-self-signed", true, "Issue the webhook certificate at start and inject its CA into the CRDs; false expects certificates in --webhook-cert-dir.")
 	fs.StringVar(&opts.WebhookServiceDNS, "webhook-service", "controllers-webhook.accelstack-system.svc", "DNS name of the webhook Service, for the self-signed certificate.")
 	fs.StringVar(&opts.S3DriverName, "s3-csi-driver", csi.DefaultDriverName, "CSI driver name of StorageShim S3 volumes.")
+	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
 
 	cli.Main(fs, func(ctx context.Context) error {
 		cfg, err := restConfig(*kubeconfig)

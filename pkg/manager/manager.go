@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/accelstack/accelstack/api"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
+	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
 
@@ -44,6 +47,8 @@ type Options struct {
 	WebhookServiceDNS string
 	// S3DriverName is the CSI driver of StorageShim S3 volumes.
 	S3DriverName string
+	// DataCubeExecutorImage is the image of DataCube transfer pods.
+	DataCubeExecutorImage string
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 }
@@ -103,6 +108,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
+		// Cache only the pods the controllers run, not every pod of the cluster.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: datacube.PodCacheSelector()},
+		}},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.WebhookCertDir,
 		}),
@@ -112,6 +121,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := setupStorageShim(mgr, opts); err != nil {
 		return nil, err
+	}
+	if err := datacube.NewDataCubeReconciler(mgr.GetClient(), mgr.GetEventRecorder("datacube-controller"),
+		opts.DataCubeExecutorImage).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the DataCube controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)
