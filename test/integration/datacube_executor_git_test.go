@@ -99,9 +99,9 @@ func TestDataCubeExecutorGitClone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			env := map[string]string{
-				datacube.EnvSourceType:  datacube.TypeGit,
-				datacube.EnvSinkType:    datacube.TypePVC,
-				datacube.EnvSinkPVCPath: filepath.Join(root, "sub"),
+				datacube.EnvSourceType:                                 datacube.TypeGit,
+				datacube.EnvSinkType:                                   datacube.TypePVC,
+				datacube.EnvSinkPVCPath:                                filepath.Join(root, "sub"),
 				datacube.OptionEnv(datacube.SourceOptionPrefix, "url"): "file://" + filepath.Join(repos, "models.git"),
 				datacube.OptionEnv(datacube.SourceOptionPrefix, "ref"): tc.ref,
 			}
@@ -151,9 +151,9 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 	u := strings.Replace(srv.URL, "http://", "http://$(TOKEN)@", 1) + "/data.git"
 	root := t.TempDir()
 	clone := map[string]string{
-		datacube.EnvSourceType:  datacube.TypeGit,
-		datacube.EnvSinkType:    datacube.TypePVC,
-		datacube.EnvSinkPVCPath: filepath.Join(root, "ws"),
+		datacube.EnvSourceType:                                   datacube.TypeGit,
+		datacube.EnvSinkType:                                     datacube.TypePVC,
+		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "ws"),
 		datacube.OptionEnv(datacube.SourceOptionPrefix, "url"):   u,
 		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): token,
 	}
@@ -174,9 +174,9 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	push := map[string]string{
-		datacube.EnvSourceType:    datacube.TypePVC,
-		datacube.EnvSourcePVCPath: filepath.Join(root, "ws"),
-		datacube.EnvSinkType:      datacube.TypeGit,
+		datacube.EnvSourceType:                                 datacube.TypePVC,
+		datacube.EnvSourcePVCPath:                              filepath.Join(root, "ws"),
+		datacube.EnvSinkType:                                   datacube.TypeGit,
 		datacube.OptionEnv(datacube.SinkOptionPrefix, "url"):   u,
 		datacube.OptionEnv(datacube.SinkOptionPrefix, "token"): token,
 	}
@@ -191,7 +191,7 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 	// A fresh directory (no .git) is initialised and pushed as a new branch.
 	writeTree(t, filepath.Join(root, "fresh", "data"), map[string]int{"x.bin": 100})
 	fresh := merge(push, map[string]string{
-		datacube.EnvSourcePVCPath: filepath.Join(root, "fresh"),
+		datacube.EnvSourcePVCPath:                            filepath.Join(root, "fresh"),
 		datacube.OptionEnv(datacube.SinkOptionPrefix, "ref"): "upload",
 	})
 	if r := runExecutor(t, root, fresh); r.code != 0 {
@@ -200,7 +200,7 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 	gitCmd(t, filepath.Join(repos, "data.git"), "cat-file", "-e", "upload:x.bin")
 
 	bad := merge(clone, map[string]string{
-		datacube.EnvSinkPVCPath: filepath.Join(root, "bad"),
+		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "bad"),
 		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): "wrong-token-value",
 	})
 	r = runExecutor(t, root, bad)

@@ -45,7 +45,7 @@ func TestDataCubeExecutorHuggingFace(t *testing.T) {
 	}
 
 	filtered := merge(down, map[string]string{
-		datacube.EnvSinkPVCPath: filepath.Join(root, "some"),
+		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "some"),
 		datacube.OptionEnv(datacube.SourceOptionPrefix, "files"): "config.json, tok/*",
 	})
 	r = runExecutor(t, root, filtered)
@@ -92,7 +92,7 @@ func TestDataCubeExecutorHuggingFace(t *testing.T) {
 	}
 	hf.SetFile("models/org/evil", "../../escape.txt", []byte("x"))
 	evil := merge(down, map[string]string{
-		datacube.EnvSinkPVCPath: filepath.Join(root, "evil"),
+		datacube.EnvSinkPVCPath:                                 filepath.Join(root, "evil"),
 		datacube.OptionEnv(datacube.SourceOptionPrefix, "repo"): "org/evil",
 	})
 	if r := runExecutor(t, root, evil); r.code != 1 || !strings.Contains(r.progress.Error, "unsafe path") {

@@ -81,7 +81,7 @@ func TestDataCubeExecutorS3(t *testing.T) {
 	}
 
 	single := merge(download, map[string]string{
-		datacube.EnvSinkPVCPath: filepath.Join(root, "single"),
+		datacube.EnvSinkPVCPath:                                   filepath.Join(root, "single"),
 		datacube.OptionEnv(datacube.SourceOptionPrefix, "s3-uri"): "s3://datacube/models/v1/dir/b.txt",
 	})
 	r = runExecutor(t, root, single, args...)
