@@ -105,17 +105,22 @@ func NewSimulator(name string) (*Simulator, error) {
 		}
 	}
 	numa := func(i int) int { return i / 4 }
-	return newSimulator(p.newServer(), p.layouts, nvlink, numa)
+	return newSimulator(name, p.newServer(), p.layouts, nvlink, numa)
 }
 
 // NewCustomSimulator builds a machine from a mock server, MIG layouts,
 // an NVLink matrix and a NUMA mapping; tests use it for topologies the
-// DGX profiles do not have.
+// DGX profiles do not have. The GPUs keep the UUIDs srv gave them; MIG
+// device UUIDs and serial numbers are derived from those.
 func NewCustomSimulator(srv *server.Server, layouts map[int][]int, nvlink [][]bool, numa func(int) int) (*Simulator, error) {
-	return newSimulator(srv, layouts, nvlink, numa)
+	return newSimulator("", srv, layouts, nvlink, numa)
 }
 
-func newSimulator(srv *server.Server, layouts map[int][]int, nvlink [][]bool, numa func(int) int) (*Simulator, error) {
+// newSimulator extends srv. With a profile name, GPU UUIDs, MIG device
+// UUIDs and serial numbers are derived from the name and the GPU index
+// (go-nvml's mocks draw random UUIDs), so two processes simulating one
+// profile see the same devices.
+func newSimulator(name string, srv *server.Server, layouts map[int][]int, nvlink [][]bool, numa func(int) int) (*Simulator, error) {
 	s := &Simulator{
 		Server: srv,
 		sets:   map[*simEventSet]struct{}{},
@@ -126,9 +131,17 @@ func newSimulator(srv *server.Server, layouts map[int][]int, nvlink [][]bool, nu
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return s.newEventSet(), nvml.SUCCESS }
 	for i, h := range srv.Devices {
 		d := h.(*server.Device)
+		seed := name
+		if name != "" {
+			d.UUID = simGPUUUID(name, i)
+		} else {
+			seed = d.UUID
+		}
+		serial := simSerial(seed, i)
+		d.GetSerialFunc = func() (string, nvml.Return) { return serial, nvml.SUCCESS }
 		s.extendDevice(d, i, nvlink, numa(i))
 		if shape, ok := layouts[i]; ok {
-			if err := s.createMIG(d, shape); err != nil {
+			if err := s.createMIG(d, seed, i, shape); err != nil {
 				return nil, fmt.Errorf("GPU %d: %w", i, err)
 			}
 		}
@@ -214,7 +227,9 @@ func (s *Simulator) extendDevice(d *server.Device, i int, nvlink [][]bool, node 
 
 // createMIG enables MIG on d and creates one GPU instance with a full
 // compute instance per entry of shape, plus the MIG device handles.
-func (s *Simulator) createMIG(d *server.Device, shape []int) error {
+// MIG device UUIDs derive from seed (the profile name or the GPU's UUID)
+// and the GPU and MIG device indices.
+func (s *Simulator) createMIG(d *server.Device, seed string, index int, shape []int) error {
 	d.SetMigMode(nvml.DEVICE_MIG_ENABLE)
 	for j, slices := range shape {
 		ids, ok := giProfileBySlices[slices]
@@ -243,7 +258,7 @@ func (s *Simulator) createMIG(d *server.Device, shape []int) error {
 			}
 			return nil, nvml.ERROR_NOT_FOUND
 		}
-		uuid := fmt.Sprintf("MIG-%s-%d", strings.TrimPrefix(d.UUID, "GPU-")[:23], j)
+		uuid := simMIGUUID(seed, index, j)
 		giID, ciID, memMB := int(gi.Info.Id), int(ci.Info.Id), giProf.MemorySizeMB
 		parent := d
 		md := &mock.Device{}
