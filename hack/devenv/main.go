@@ -85,7 +85,11 @@ func run(ctx context.Context, binDir, stateDir, profile string, smoke bool) (err
 		{
 			name: "controllers",
 			args: []string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports["metrics"]),
-				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports["probes"])},
+				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports["probes"]),
+				// Serve CRD conversion where the control plane points it, with its certificate.
+				"--webhook-self-signed=false",
+				"--webhook-port=" + strconv.Itoa(cp.Env.WebhookInstallOptions.LocalServingPort),
+				"--webhook-cert-dir=" + cp.Env.WebhookInstallOptions.LocalServingCertDir},
 			ready: httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports["probes"])),
 		},
 		{

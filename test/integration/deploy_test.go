@@ -36,8 +36,10 @@ func TestDeployManifestsApply(t *testing.T) {
 			t.Errorf("DaemonSet %s: %v", name, err)
 		}
 	}
-	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "accelstack-system", Name: "controllers"}, &appsv1.Deployment{}); err != nil {
-		t.Errorf("Deployment controllers: %v", err)
+	for _, name := range []string{"controllers", "csi-s3-controller"} {
+		if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "accelstack-system", Name: name}, &appsv1.Deployment{}); err != nil {
+			t.Errorf("Deployment %s: %v", name, err)
+		}
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := cp.Client.Get(ctx, client.ObjectKey{Name: "storageshims.tensorstack.dev"}, crd); err != nil {
