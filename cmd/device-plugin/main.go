@@ -4,10 +4,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"os"
 
+	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia"
@@ -31,6 +31,14 @@ func main() {
 	fs.StringVar(&nv.DevRoot, "nvidia-dev-root", nv.DevRoot, "Host directory holding the /dev/nvidia* device nodes.")
 	fs.DurationVar(&nv.HealthQuietPeriod, "health-quiet-period", nv.HealthQuietPeriod, "An unhealthy device with no XID for this long that passes an NVML check is healthy again; 0 never heals.")
 	fs.StringVar(&nv.ControlSocket, "simulate-control-socket", "", "With --backend=simulated: a unix socket accepting 'xid <device> <xid>' to inject events.")
+	as := ascend.DefaultOptions()
+	var kubeconfig string
+	fs.StringVar(&as.DCMILibrary, "dcmi-library", ascend.DefaultDCMILibrary, "Ascend: path or name of the DCMI library.")
+	fs.BoolVar(&as.UseAscendDocker, "use-ascend-docker", as.UseAscendDocker, "Ascend: pass ASCEND_VISIBLE_DEVICES for Ascend Docker Runtime instead of /dev/davinci* device specs.")
+	fs.BoolVar(&as.Volcano, "volcano", false, "Ascend: allocate the chips Volcano annotated on the pod (needs --node-name).")
+	fs.StringVar(&as.NodeName, "node-name", "", "Ascend: this node's name, for Volcano mode.")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "Ascend: kubeconfig for Volcano mode; empty means in-cluster.")
+	fs.DurationVar(&as.HealthPeriod, "health-check-period", as.HealthPeriod, "Ascend: how often chip health is polled.")
 	for name, env := range map[string]string{
 		"vendor": "VENDOR", "backend": "BACKEND", "simulate": "SIMULATE", "device-plugin-path": "DEVICE_PLUGIN_PATH",
 		"fail-on-init-error": "FAIL_ON_INIT_ERROR", "config-file": "CONFIG_FILE",
@@ -38,6 +46,8 @@ func main() {
 		nvidia.FlagDeviceListStrategy: "DEVICE_LIST_STRATEGY", nvidia.FlagDeviceIDStrategy: "DEVICE_ID_STRATEGY",
 		"nvidia-dev-root": "NVIDIA_DEV_ROOT", "health-quiet-period": "HEALTH_QUIET_PERIOD",
 		"simulate-control-socket": "SIMULATE_CONTROL_SOCKET",
+		"dcmi-library": "DCMI_LIBRARY", "use-ascend-docker": "USE_ASCEND_DOCKER", "volcano": "VOLCANO",
+		"node-name": "NODE_NAME", "kubeconfig": "KUBECONFIG", "health-check-period": "HEALTH_CHECK_PERIOD",
 	} {
 		fs.Env(name, env)
 	}
@@ -60,7 +70,8 @@ func main() {
 	})
 
 	cli.Main(fs, func(ctx context.Context) error {
-		v, err := newVendor(&cfg, nv)
+		as.Backend, as.Simulate, as.ControlSocket = cfg.Backend, cfg.Simulate, nv.ControlSocket
+		v, err := newVendor(&cfg, nv, as, kubeconfig)
 		if err != nil {
 			return err
 		}
@@ -70,7 +81,7 @@ func main() {
 
 // newVendor builds the vendor named by cfg; the config file's
 // failOnInitError applies unless the flag or its variable was given.
-func newVendor(cfg *deviceplugin.Config, nv nvidia.Options) (deviceplugin.Vendor, error) {
+func newVendor(cfg *deviceplugin.Config, nv nvidia.Options, as ascend.Options, kubeconfig string) (deviceplugin.Vendor, error) {
 	switch cfg.Vendor {
 	case deviceplugin.VendorNVIDIA:
 		nv.Backend, nv.Simulate, nv.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
@@ -84,9 +95,13 @@ func newVendor(cfg *deviceplugin.Config, nv nvidia.Options) (deviceplugin.Vendor
 		cfg.FailOnInitError = v.Settings().FailOnInitError
 		return v, nil
 	default:
-		if cfg.FailOnInitError {
-			return nil, errors.New("the ascend vendor is not built into this binary yet (set --fail-on-init-error=false to idle)")
+		if as.Volcano {
+			c, err := ascend.NewKubeClient(kubeconfig)
+			if err != nil {
+				return nil, err
+			}
+			as.Client = c
 		}
-		return deviceplugin.NullVendor{VendorName: cfg.Vendor}, nil
+		return ascend.NewVendor(as)
 	}
 }

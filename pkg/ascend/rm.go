@@ -1,0 +1,91 @@
+package ascend
+
+import (
+	"context"
+	"slices"
+
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/accelstack/accelstack/pkg/deviceplugin"
+)
+
+// resourceManager serves one Ascend resource (one chip kind) to
+// pkg/deviceplugin.
+type resourceManager struct {
+	resource string
+	chips    []Chip
+	byID     map[string]Chip
+	health   *healthMonitor
+	opts     Options
+	volcano  *volcano
+	changes  chan struct{}
+}
+
+var _ deviceplugin.ResourceManager = (*resourceManager)(nil)
+
+func newResourceManager(resource string, chips []Chip, h *healthMonitor, o Options, v *volcano) *resourceManager {
+	rm := &resourceManager{resource: resource, chips: chips, byID: map[string]Chip{}, health: h, opts: o,
+		volcano: v, changes: make(chan struct{}, 1)}
+	for _, c := range chips {
+		rm.byID[c.ID()] = c
+	}
+	h.subscribe(func() {
+		select {
+		case rm.changes <- struct{}{}:
+		default:
+		}
+	})
+	return rm
+}
+
+// Resource returns the resource name, e.g. huawei.com/Ascend910.
+func (rm *resourceManager) Resource() string { return rm.resource }
+
+// Changes signals health changes.
+func (rm *resourceManager) Changes() <-chan struct{} { return rm.changes }
+
+// Devices returns every chip with its health; unhealthy and
+// network-unhealthy chips are Unhealthy.
+func (rm *resourceManager) Devices() []*pluginapi.Device {
+	out := make([]*pluginapi.Device, 0, len(rm.chips))
+	for _, c := range rm.chips {
+		d := &pluginapi.Device{ID: c.ID(), Health: pluginapi.Healthy}
+		if !rm.health.health(c.PhyID).Usable() {
+			d.Health = pluginapi.Unhealthy
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Allocate returns the container settings. In Volcano mode the kubelet's
+// IDs only give the count: the chips are those Volcano annotated on the
+// pending pod.
+func (rm *resourceManager) Allocate(ctx context.Context, ids []string) (*pluginapi.ContainerAllocateResponse, error) {
+	var chips []Chip
+	var err error
+	if rm.volcano != nil {
+		chips, err = rm.volcano.allocate(ctx, rm, ids)
+	} else {
+		chips, err = resolveIDs(rm.resource, rm.byID, rm.health, ids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return containerResponse(chips, rm.opts.UseAscendDocker, rm.opts.DevRoot), nil
+}
+
+// GetPreferredAllocation keeps mustInclude and fills up with the lowest
+// physical IDs; Ascend chips of a server are all-to-all connected.
+func (rm *resourceManager) GetPreferredAllocation(_ context.Context, available, mustInclude []string, size int) ([]string, error) {
+	out := slices.Clone(mustInclude)
+	rest := slices.DeleteFunc(slices.Clone(available), func(id string) bool { return slices.Contains(mustInclude, id) })
+	slices.SortFunc(rest, func(a, b string) int { return rm.byID[a].PhyID - rm.byID[b].PhyID })
+	for _, id := range rest {
+		if len(out) >= size {
+			break
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}

@@ -1,0 +1,259 @@
+package ascend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// Pod annotations of the Volcano protocol.
+const (
+	// AnnotationPredicateTimeKey is when Volcano chose the chips; the
+	// oldest pending pod is served first.
+	AnnotationPredicateTimeKey = "predicate-time"
+	// AnnotationRealKey is written back with the chips actually given.
+	AnnotationRealKey = "huawei.com/AscendReal"
+	// AnnotationKubeletDevicesKey is written back with the kubelet's IDs.
+	AnnotationKubeletDevicesKey = "huawei.com/kltDev"
+	// AnnotationConfigurationKey is written back with the pod's part of
+	// the HCCL rank table (Ascend910 only).
+	AnnotationConfigurationKey = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
+)
+
+// PodConfiguration is the ascend-910-configuration annotation: one
+// server's entry of an HCCL rank table.
+type PodConfiguration struct {
+	PodName  string         `json:"pod_name"`
+	ServerID string         `json:"server_id"`
+	Devices  []DeviceConfig `json:"devices"`
+}
+
+// DeviceConfig is one chip of a PodConfiguration.
+type DeviceConfig struct {
+	DeviceID string `json:"device_id"`
+	DeviceIP string `json:"device_ip"`
+}
+
+// volcano serves Allocate in Volcano mode from a node-local pod informer.
+type volcano struct {
+	client   kubernetes.Interface
+	node     string
+	serverID string
+	wait     time.Duration
+	lister   corelisters.PodLister
+	cancel   context.CancelFunc
+	done     chan struct{}
+	changed  chan struct{}
+
+	mu    sync.Mutex
+	taken map[types.UID]time.Time // pods served, until the cache shows it
+}
+
+// startVolcano starts the informer of the node's pods and waits for its
+// first sync, and reads the node's address for the rank table.
+func startVolcano(ctx context.Context, o Options) (*volcano, error) {
+	v := &volcano{client: o.Client, node: o.NodeName, serverID: o.NodeName, wait: o.VolcanoWait,
+		changed: make(chan struct{}, 1), taken: map[types.UID]time.Time{}, done: make(chan struct{})}
+	if n, err := o.Client.CoreV1().Nodes().Get(ctx, o.NodeName, metav1.GetOptions{}); err == nil {
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				v.serverID = a.Address
+				break
+			}
+		}
+	} else {
+		klog.FromContext(ctx).Error(err, "Reading this node's address; using the node name as server_id", "node", o.NodeName)
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(o.Client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
+	}))
+	inf := f.Core().V1().Pods()
+	signal := func(any) {
+		select {
+		case v.changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: signal, UpdateFunc: func(_, n any) { signal(n) },
+	}); err != nil {
+		return nil, fmt.Errorf("watching pods: %w", err)
+	}
+	v.lister = inf.Lister()
+	ictx, cancel := context.WithCancel(context.Background())
+	v.cancel = cancel
+	go func() {
+		defer close(v.done)
+		f.Start(ictx.Done())
+		<-ictx.Done()
+		f.Shutdown()
+	}()
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	defer scancel()
+	if !cache.WaitForCacheSync(sctx.Done(), inf.Informer().HasSynced) {
+		v.stop()
+		return nil, fmt.Errorf("syncing the pods of node %s: %w", o.NodeName, sctx.Err())
+	}
+	return v, nil
+}
+
+func (v *volcano) stop() {
+	v.cancel()
+	<-v.done
+}
+
+// candidate is a pending pod with a Volcano annotation.
+type candidate struct {
+	pod   *corev1.Pod
+	ids   []string
+	err   error
+	order int64
+}
+
+// candidates returns this node's pending, not yet served pods annotated
+// for resource, oldest first.
+func (v *volcano) candidates(resource string) ([]candidate, error) {
+	pods, err := v.lister.List(labelsEverything)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []candidate
+	for _, p := range pods {
+		ann, ok := p.Annotations[resource]
+		if !ok || p.Status.Phase != corev1.PodPending || p.DeletionTimestamp != nil || p.Spec.NodeName != v.node {
+			continue
+		}
+		if _, done := p.Annotations[AnnotationRealKey]; done {
+			delete(v.taken, p.UID)
+			continue
+		}
+		if _, taken := v.taken[p.UID]; taken {
+			continue
+		}
+		c := candidate{pod: p, order: p.CreationTimestamp.UnixNano()}
+		if t, err := strconv.ParseInt(p.Annotations[AnnotationPredicateTimeKey], 10, 64); err == nil {
+			c.order = t
+		}
+		c.ids, c.err = parseAnnotation(ann)
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].order < out[j].order })
+	return out, nil
+}
+
+// parseAnnotation splits "Ascend910-0,Ascend910-3".
+func parseAnnotation(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("empty chip list")
+	}
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		kind, num, ok := strings.Cut(f, "-")
+		if !ok || kind == "" {
+			return nil, fmt.Errorf("chip %q is not <kind>-<physical ID>", f)
+		}
+		if _, err := strconv.ParseUint(num, 10, 16); err != nil {
+			return nil, fmt.Errorf("chip %q is not <kind>-<physical ID>", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// allocate finds the pod Volcano placed here for len(ids) chips, waiting
+// at most v.wait for it to reach the cache, checks its chips, and writes
+// the real chips and the rank-table entry back to the pod.
+func (v *volcano) allocate(ctx context.Context, rm *resourceManager, ids []string) ([]Chip, error) {
+	ctx, cancel := context.WithTimeout(ctx, v.wait)
+	defer cancel()
+	logger := klog.FromContext(ctx)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		cands, err := v.candidates(rm.resource)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "listing pods of node %s: %v", v.node, err)
+		}
+		for _, c := range cands {
+			if c.err != nil {
+				return nil, status.Errorf(codes.InvalidArgument, "pod %s/%s: malformed %s annotation: %v", c.pod.Namespace, c.pod.Name, rm.resource, c.err)
+			}
+			if len(c.ids) != len(ids) {
+				continue
+			}
+			chips, err := resolveIDs(rm.resource, rm.byID, rm.health, c.ids)
+			if err != nil {
+				return nil, status.Errorf(status.Code(err), "pod %s/%s: %s", c.pod.Namespace, c.pod.Name, status.Convert(err).Message())
+			}
+			if err := v.writeBack(ctx, c.pod, rm.resource, chips, ids); err != nil {
+				return nil, err
+			}
+			logger.Info("Allocated Volcano-chosen NPUs", "pod", klog.KObj(c.pod), "devices", c.ids)
+			return chips, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, status.Errorf(codes.NotFound, "no pending pod on node %s annotated with %d %s chips within %s (Volcano mode)", v.node, len(ids), rm.resource, v.wait)
+		case <-v.changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// writeBack patches the pod's annotations.
+func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource string, chips []Chip, kubeletIDs []string) error {
+	given := make([]string, len(chips))
+	conf := PodConfiguration{PodName: pod.Name, ServerID: v.serverID}
+	for i, c := range chips {
+		given[i] = c.ID()
+		conf.Devices = append(conf.Devices, DeviceConfig{DeviceID: strconv.Itoa(c.PhyID), DeviceIP: c.IP})
+	}
+	ann := map[string]string{
+		AnnotationRealKey:           strings.Join(given, ","),
+		AnnotationKubeletDevicesKey: strings.Join(kubeletIDs, ","),
+	}
+	if resource == ResourceAscend910 {
+		b, err := json.Marshal(conf)
+		if err != nil {
+			return status.Errorf(codes.Internal, "encoding rank table entry: %v", err)
+		}
+		ann[AnnotationConfigurationKey] = string(b)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err != nil {
+		return status.Errorf(codes.Internal, "encoding patch: %v", err)
+	}
+	v.mu.Lock()
+	v.taken[pod.UID] = time.Now()
+	v.mu.Unlock()
+	if _, err := v.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		v.mu.Lock()
+		delete(v.taken, pod.UID)
+		v.mu.Unlock()
+		return status.Errorf(codes.Unavailable, "annotating pod %s/%s: %v", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+var labelsEverything = labels.Everything()
