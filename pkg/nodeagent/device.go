@@ -87,6 +87,13 @@ func (d *Device) Set(f Field, v float64) {
 	d.has |= 1 << f
 }
 
+// unset forgets readings.
+func (d *Device) unset(fs ...Field) {
+	for _, f := range fs {
+		d.has &^= 1 << f
+	}
+}
+
 // Get returns a reading and whether it was set.
 func (d *Device) Get(f Field) (float64, bool) {
 	return d.values[f], d.has&(1<<f) != 0

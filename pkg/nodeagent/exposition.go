@@ -19,13 +19,10 @@ type seriesSpec struct {
 	field Field
 	kind  prometheus.ValueType
 	scale float64 // multiplier from the Field's unit
-	// wholeDeviceOnly omits the series on MIG devices (NVML has no
-	// per-instance reading).
-	wholeDeviceOnly bool
 }
 
-func gpuSpec(name, help string, f Field, kind prometheus.ValueType, scale float64, wholeOnly bool) seriesSpec {
-	return seriesSpec{desc: prometheus.NewDesc(name, help, gpuLabels, nil), field: f, kind: kind, scale: scale, wholeDeviceOnly: wholeOnly}
+func gpuSpec(name, help string, f Field, kind prometheus.ValueType, scale float64) seriesSpec {
+	return seriesSpec{desc: prometheus.NewDesc(name, help, gpuLabels, nil), field: f, kind: kind, scale: scale}
 }
 
 func npuSpec(name, help string, f Field, scale float64) seriesSpec {
@@ -36,17 +33,17 @@ const mib = 1 << 20
 
 // gpuSeries are the dcgm-exporter families, with its names, units and types.
 var gpuSeries = []seriesSpec{
-	gpuSpec("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", FieldUtilization, prometheus.GaugeValue, 1, true),
-	gpuSpec("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", FieldMemoryCopyUtilization, prometheus.GaugeValue, 1, true),
-	gpuSpec("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", FieldMemoryUsedBytes, prometheus.GaugeValue, 1.0/mib, false),
-	gpuSpec("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", FieldMemoryFreeBytes, prometheus.GaugeValue, 1.0/mib, false),
-	gpuSpec("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", FieldTemperatureCelsius, prometheus.GaugeValue, 1, false),
-	gpuSpec("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", FieldPowerWatts, prometheus.GaugeValue, 1, false),
-	gpuSpec("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since boot (in mJ).", FieldEnergyMillijoules, prometheus.CounterValue, 1, false),
-	gpuSpec("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", FieldSMClockMHz, prometheus.GaugeValue, 1, false),
-	gpuSpec("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", FieldMemoryClockMHz, prometheus.GaugeValue, 1, false),
-	gpuSpec("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", FieldXID, prometheus.GaugeValue, 1, false),
-	gpuSpec("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.", FieldPCIeReplays, prometheus.CounterValue, 1, false),
+	gpuSpec("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", FieldUtilization, prometheus.GaugeValue, 1),
+	gpuSpec("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", FieldMemoryCopyUtilization, prometheus.GaugeValue, 1),
+	gpuSpec("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", FieldMemoryUsedBytes, prometheus.GaugeValue, 1.0/mib),
+	gpuSpec("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", FieldMemoryFreeBytes, prometheus.GaugeValue, 1.0/mib),
+	gpuSpec("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", FieldTemperatureCelsius, prometheus.GaugeValue, 1),
+	gpuSpec("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", FieldPowerWatts, prometheus.GaugeValue, 1),
+	gpuSpec("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since boot (in mJ).", FieldEnergyMillijoules, prometheus.CounterValue, 1),
+	gpuSpec("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", FieldSMClockMHz, prometheus.GaugeValue, 1),
+	gpuSpec("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", FieldMemoryClockMHz, prometheus.GaugeValue, 1),
+	gpuSpec("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", FieldXID, prometheus.GaugeValue, 1),
+	gpuSpec("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.", FieldPCIeReplays, prometheus.CounterValue, 1),
 }
 
 var gpuHealthDesc = prometheus.NewDesc("accelstack_gpu_healthy",
@@ -163,9 +160,6 @@ func collectGPU(ch chan<- prometheus.Metric, hostname string, d *Device, o Owner
 	}
 	labels := []string{d.Index, uuid, d.PCIBusID, "nvidia" + strconv.Itoa(d.Minor), d.Model, hostname, profile, giID, o.Pod, o.Namespace, o.Container}
 	for _, spec := range gpuSeries {
-		if spec.wholeDeviceOnly && d.MIG != nil {
-			continue
-		}
 		if v, ok := d.Get(spec.field); ok {
 			ch <- prometheus.MustNewConstMetric(spec.desc, spec.kind, v*spec.scale, labels...)
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
@@ -51,9 +50,6 @@ func NewNVIDIASource(ctx context.Context, opts nvidia.Options, quiet time.Durati
 			return nil, err
 		}
 		s.sim = sim
-	}
-	if s.sim != nil {
-		extendSimulator(s.sim)
 	}
 	return s, nil
 }
@@ -109,35 +105,28 @@ func (s *NVIDIASource) Collect(ctx context.Context) (SourceSnapshot, error) {
 	return out, errors.Join(errs...)
 }
 
-// readGPU reads one GPU and its MIG devices.
+// readGPU reads one GPU and its MIG devices. A reading the device does
+// not support is left unset, so it produces no series (not a 0). A MIG
+// device carries its parent's whole-GPU readings (temperature, power,
+// energy, clocks, PCIe) unless NVML gives its own, and its own memory;
+// utilization only where NVML reports it per MIG device (it does not).
 func (s *NVIDIASource) readGPU(g *nvidia.GPU, now time.Time) ([]Device, bool, error) {
 	var errs []error
 	d := Device{Vendor: VendorNVIDIA, ID: g.UUID, Aliases: []string{g.Index}, Index: g.Index,
 		Minor: g.Minor, Model: g.Name, PCIBusID: g.PCIBusID, Healthy: true}
-	st, err := nvidia.ReadStats(s.lib, g.UUID)
-	if err != nil {
-		d.Healthy = false
-		errs = append(errs, fmt.Errorf("GPU %s (%s): %w", g.Index, g.UUID, err))
-	} else {
-		d.Set(FieldUtilization, float64(st.GPUUtilization))
-		d.Set(FieldMemoryCopyUtilization, float64(st.MemoryUtilization))
-		d.Set(FieldTemperatureCelsius, float64(st.TemperatureC))
-		d.Set(FieldPowerWatts, float64(st.PowerMilliwatts)/1000)
-		d.Set(FieldSMClockMHz, float64(st.SMClockMHz))
-		d.Set(FieldMemoryClockMHz, float64(st.MemoryClockMHz))
-		d.Set(FieldMemoryUsedBytes, float64(st.MemoryUsedBytes))
-		d.Set(FieldMemoryFreeBytes, float64(st.MemoryTotalBytes-min(st.MemoryUsedBytes, st.MemoryTotalBytes)))
-		d.Set(FieldMemoryTotalBytes, float64(st.MemoryTotalBytes))
-	}
 	capable := false
 	h, ret := s.lib.DeviceGetHandleByIndex(g.GPUIndex)
-	if ret == nvml.SUCCESS {
-		if e, ret := h.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
-			d.Set(FieldEnergyMillijoules, float64(e))
+	if ret != nvml.SUCCESS {
+		d.Healthy = false
+		errs = append(errs, fmt.Errorf("GPU %s (%s): opening: %w", g.Index, g.UUID, ret))
+		h = nil
+	} else {
+		st, err := nvidia.ReadDeviceStats(h)
+		if err != nil {
+			d.Healthy = false
+			errs = append(errs, fmt.Errorf("GPU %s (%s): reading memory: %w", g.Index, g.UUID, err))
 		}
-		if r, ret := h.GetPcieReplayCounter(); ret == nvml.SUCCESS {
-			d.Set(FieldPCIeReplays, float64(r))
-		}
+		setStats(&d, st)
 		_, _, ret := h.GetMigMode()
 		capable = ret == nvml.SUCCESS
 	}
@@ -147,9 +136,9 @@ func (s *NVIDIASource) readGPU(g *nvidia.GPU, now time.Time) ([]Device, bool, er
 		m := d
 		m.ID, m.Aliases, m.Healthy = md.UUID, []string{md.Index}, d.Healthy
 		m.MIG = &MIGInstance{Profile: md.MIG.Profile.String(), GPUInstance: md.MIG.GPUInstance, ParentID: g.UUID}
-		m.has &^= 1<<FieldMemoryUsedBytes | 1<<FieldMemoryFreeBytes | 1<<FieldMemoryTotalBytes | 1<<FieldXID
+		m.unset(FieldUtilization, FieldMemoryCopyUtilization, FieldMemoryUsedBytes, FieldMemoryFreeBytes, FieldMemoryTotalBytes, FieldXID)
 		if h != nil {
-			if err := readMIGMemory(h, &m, md.Index); err != nil {
+			if err := readMIG(h, &m, md.Index); err != nil {
 				m.Healthy = false
 				errs = append(errs, fmt.Errorf("MIG device %s (%s): %w", md.Index, md.UUID, err))
 			}
@@ -160,8 +149,39 @@ func (s *NVIDIASource) readGPU(g *nvidia.GPU, now time.Time) ([]Device, bool, er
 	return out, capable, errors.Join(errs...)
 }
 
-// readMIGMemory reads a MIG device's memory through its parent's handle.
-func readMIGMemory(parent nvml.Device, d *Device, index string) error {
+// setStats records the readings st has.
+func setStats(d *Device, st nvidia.Stats) {
+	if st.Has(nvidia.ReadingUtilization) {
+		d.Set(FieldUtilization, float64(st.GPUUtilization))
+		d.Set(FieldMemoryCopyUtilization, float64(st.MemoryUtilization))
+	}
+	if st.Has(nvidia.ReadingTemperature) {
+		d.Set(FieldTemperatureCelsius, float64(st.TemperatureC))
+	}
+	if st.Has(nvidia.ReadingPower) {
+		d.Set(FieldPowerWatts, float64(st.PowerMilliwatts)/1000)
+	}
+	if st.Has(nvidia.ReadingEnergy) {
+		d.Set(FieldEnergyMillijoules, float64(st.EnergyMillijoules))
+	}
+	if st.Has(nvidia.ReadingSMClock) {
+		d.Set(FieldSMClockMHz, float64(st.SMClockMHz))
+	}
+	if st.Has(nvidia.ReadingMemoryClock) {
+		d.Set(FieldMemoryClockMHz, float64(st.MemoryClockMHz))
+	}
+	if st.Has(nvidia.ReadingPCIeReplays) {
+		d.Set(FieldPCIeReplays, float64(st.PCIeReplays))
+	}
+	if st.Has(nvidia.ReadingMemory) {
+		d.Set(FieldMemoryUsedBytes, float64(st.MemoryUsedBytes))
+		d.Set(FieldMemoryFreeBytes, float64(st.MemoryTotalBytes-min(st.MemoryUsedBytes, st.MemoryTotalBytes)))
+		d.Set(FieldMemoryTotalBytes, float64(st.MemoryTotalBytes))
+	}
+}
+
+// readMIG reads a MIG device through its parent's handle.
+func readMIG(parent nvml.Device, d *Device, index string) error {
 	_, j, ok := strings.Cut(index, ":")
 	n, err := strconv.Atoi(j)
 	if !ok || err != nil {
@@ -171,13 +191,11 @@ func readMIGMemory(parent nvml.Device, d *Device, index string) error {
 	if ret != nvml.SUCCESS {
 		return ret
 	}
-	mem, ret := h.GetMemoryInfo()
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("reading memory: %w", ret)
+	st, err := nvidia.ReadDeviceStats(h)
+	setStats(d, st)
+	if err != nil {
+		return fmt.Errorf("reading memory: %w", err)
 	}
-	d.Set(FieldMemoryUsedBytes, float64(mem.Used))
-	d.Set(FieldMemoryFreeBytes, float64(mem.Free))
-	d.Set(FieldMemoryTotalBytes, float64(mem.Total))
 	return nil
 }
 
@@ -214,29 +232,4 @@ func (s *NVIDIASource) Close() error {
 	}
 	s.lib = nil
 	return nil
-}
-
-// extendSimulator gives the simulated GPUs the readings pkg/nvidia's
-// simulator leaves out and the agent exports: an energy counter growing
-// with the power draw and a PCIe replay counter (0).
-func extendSimulator(sim *nvidia.Simulator) {
-	start := time.Now()
-	for _, h := range sim.Devices {
-		d, ok := h.(*server.Device)
-		if !ok {
-			continue
-		}
-		if d.GetTotalEnergyConsumptionFunc == nil {
-			d.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) {
-				p, ret := d.GetPowerUsage()
-				if ret != nvml.SUCCESS {
-					return 0, ret
-				}
-				return uint64(p) * uint64(1+time.Since(start)/time.Second), nvml.SUCCESS
-			}
-		}
-		if d.GetPcieReplayCounterFunc == nil {
-			d.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -27,6 +28,15 @@ type Simulator struct {
 	lost  map[string]bool           // UUIDs whose NVML queries fail
 	migs  map[string][]*mock.Device // parent UUID -> MIG device handles
 	stats map[string]Stats
+	// energy integrates each GPU's power draw into its energy counter.
+	energy map[string]*energyMeter
+}
+
+// energyMeter is a simulated energy counter: the energy counted up to at,
+// plus the power draw since.
+type energyMeter struct {
+	millijoules uint64
+	at          time.Time
 }
 
 var _ nvml.Interface = (*Simulator)(nil)
@@ -127,6 +137,7 @@ func newSimulator(name string, srv *server.Server, layouts map[int][]int, nvlink
 		lost:   map[string]bool{},
 		migs:   map[string][]*mock.Device{},
 		stats:  map[string]Stats{},
+		energy: map[string]*energyMeter{},
 	}
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return s.newEventSet(), nvml.SUCCESS }
 	for i, h := range srv.Devices {
@@ -150,6 +161,7 @@ func newSimulator(name string, srv *server.Server, layouts map[int][]int, nvlink
 			TemperatureC: 30 + uint32(i), PowerMilliwatts: 60000 + 1000*uint32(i),
 			SMClockMHz: 1410, MemoryClockMHz: 1215,
 		}
+		s.energy[d.UUID] = &energyMeter{at: time.Now()}
 	}
 	return s, nil
 }
@@ -197,6 +209,8 @@ func (s *Simulator) extendDevice(d *server.Device, i int, nvlink [][]bool, node 
 		return s.statsOf(d.UUID).TemperatureC, nvml.SUCCESS
 	}
 	d.GetPowerUsageFunc = func() (uint32, nvml.Return) { return s.statsOf(d.UUID).PowerMilliwatts, nvml.SUCCESS }
+	d.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return s.energyOf(d.UUID), nvml.SUCCESS }
+	d.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return int(s.statsOf(d.UUID).PCIeReplays), nvml.SUCCESS }
 	d.GetClockInfoFunc = func(t nvml.ClockType) (uint32, nvml.Return) {
 		if t == nvml.CLOCK_MEM {
 			return s.statsOf(d.UUID).MemoryClockMHz, nvml.SUCCESS
@@ -267,6 +281,14 @@ func (s *Simulator) createMIG(d *server.Device, seed string, index int, shape []
 		md.GetComputeInstanceIdFunc = func() (int, nvml.Return) { return ciID, nvml.SUCCESS }
 		md.IsMigDeviceHandleFunc = func() (bool, nvml.Return) { return true, nvml.SUCCESS }
 		md.GetDeviceHandleFromMigDeviceHandleFunc = func() (nvml.Device, nvml.Return) { return parent, nvml.SUCCESS }
+		// Like NVML on a MIG device handle: no utilization, temperature,
+		// power, energy, clocks or PCIe counters (those are the parent's).
+		md.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }
+		md.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+		md.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+		md.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+		md.GetClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+		md.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 		md.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
 			if s.isLost(uuid) || s.isLost(parent.UUID) {
 				return nvml.Memory{}, nvml.ERROR_GPU_IS_LOST
@@ -364,11 +386,40 @@ func (s *Simulator) isLost(uuid string) bool {
 	return s.lost[uuid]
 }
 
-// SetStats sets the readings of a GPU by UUID.
+// SetStats sets the readings of a GPU by UUID. Supported is ignored (a
+// simulated GPU reports every reading). The energy counter integrates the
+// power draw over time; a non-zero st.EnergyMillijoules restarts it from
+// that value.
 func (s *Simulator) SetStats(uuid string, st Stats) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if m, ok := s.energy[uuid]; ok {
+		m.millijoules = s.energyLocked(uuid, now)
+		m.at = now
+		if st.EnergyMillijoules != 0 {
+			m.millijoules = st.EnergyMillijoules
+		}
+	}
 	s.stats[uuid] = st
-	s.mu.Unlock()
+}
+
+// energyOf returns a GPU's energy counter now.
+func (s *Simulator) energyOf(uuid string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.energyLocked(uuid, time.Now())
+}
+
+// energyLocked is the counter at now: the energy up to the meter's time
+// plus the current power draw since (mW × ms / 1000 = mJ).
+func (s *Simulator) energyLocked(uuid string, now time.Time) uint64 {
+	m, ok := s.energy[uuid]
+	if !ok {
+		return 0
+	}
+	ms := uint64(max(now.Sub(m.at), 0) / time.Millisecond)
+	return m.millijoules + uint64(s.stats[uuid].PowerMilliwatts)*ms/1000
 }
 
 func (s *Simulator) statsOf(uuid string) Stats {
