@@ -46,7 +46,7 @@ func main() {
 		nvidia.FlagDeviceListStrategy: "DEVICE_LIST_STRATEGY", nvidia.FlagDeviceIDStrategy: "DEVICE_ID_STRATEGY",
 		"nvidia-dev-root": "NVIDIA_DEV_ROOT", "health-quiet-period": "HEALTH_QUIET_PERIOD",
 		"simulate-control-socket": "SIMULATE_CONTROL_SOCKET",
-		"dcmi-library": "DCMI_LIBRARY", "use-ascend-docker": "USE_ASCEND_DOCKER", "volcano": "VOLCANO",
+		"dcmi-library":            "DCMI_LIBRARY", "use-ascend-docker": "USE_ASCEND_DOCKER", "volcano": "VOLCANO",
 		"node-name": "NODE_NAME", "kubeconfig": "KUBECONFIG", "health-check-period": "HEALTH_CHECK_PERIOD",
 	} {
 		fs.Env(name, env)
