@@ -1,0 +1,267 @@
+package ascend_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/test/kubelet"
+)
+
+// testCtx bounds every wait; it is a safety net, not an assertion.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func shortDir(t *testing.T) string {
+	// Unix socket paths are limited to 108 bytes; t.TempDir can be longer.
+	dir, err := os.MkdirTemp("", "asc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// startPlugin runs the Ascend vendor through pkg/deviceplugin in front of
+// a fake kubelet until the test ends.
+func startPlugin(t *testing.T, o ascend.Options) (*kubelet.Kubelet, *ascend.Vendor) {
+	t.Helper()
+	dir := shortDir(t)
+	k, err := kubelet.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ascend.NewVendor(o)
+	if err != nil {
+		k.Stop()
+		t.Fatalf("NewVendor: %v", err)
+	}
+	m := deviceplugin.New(deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	var once sync.Once
+	t.Cleanup(func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			k.Stop()
+		})
+	})
+	return k, v
+}
+
+func simulated(profile string) ascend.Options {
+	o := ascend.DefaultOptions()
+	o.Backend, o.Simulate = deviceplugin.BackendSimulated, profile
+	return o
+}
+
+type dev struct{ ID, Health string }
+
+func devs(in []*pluginapi.Device) []dev {
+	out := make([]dev, len(in))
+	for i, d := range in {
+		out[i] = dev{d.ID, d.Health}
+	}
+	return out
+}
+
+func TestAdvertisedResources(t *testing.T) {
+	tests := []struct {
+		name     string
+		profile  string
+		resource string
+		want     []dev
+	}{
+		{"910B one chip per card", ascend.ProfileAscend910B8, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
+		{"910B two chips per card", ascend.ProfileAscend910B8Dual, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
+		{"310P", ascend.ProfileAscend310P4, ascend.ResourceAscend310P, healthyIDs("Ascend310P", 4)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k, _ := startPlugin(t, simulated(tc.profile))
+			p, err := k.WaitPlugin(testCtx(t), tc.resource)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, devs(p.Devices())); diff != "" {
+				t.Errorf("ListAndWatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{tc.resource}, k.Resources()); diff != "" {
+				t.Errorf("registered resources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func healthyIDs(kind string, n int) []dev {
+	var out []dev
+	for i := 0; i < n; i++ {
+		out = append(out, dev{kind + "-" + string(rune('0'+i)), pluginapi.Healthy})
+	}
+	return out
+}
+
+func TestAllocate(t *testing.T) {
+	docker := simulated(ascend.ProfileAscend910B8Dual)
+	specs := docker
+	specs.UseAscendDocker = false
+	spec := func(name string) *pluginapi.DeviceSpec {
+		return &pluginapi.DeviceSpec{HostPath: "/dev/" + name, ContainerPath: "/dev/" + name, Permissions: "rw"}
+	}
+	tests := []struct {
+		name     string
+		opts     ascend.Options
+		ids      []string
+		want     *pluginapi.ContainerAllocateResponse
+		wantCode codes.Code
+	}{
+		{"ascend docker runtime gets physical IDs", docker, []string{"Ascend910-0", "Ascend910-3"},
+			&pluginapi.ContainerAllocateResponse{Envs: map[string]string{"ASCEND_VISIBLE_DEVICES": "0,3"}}, codes.OK},
+		{"device specs without ascend docker", specs, []string{"Ascend910-5"},
+			&pluginapi.ContainerAllocateResponse{Devices: []*pluginapi.DeviceSpec{
+				spec("davinci5"), spec("davinci_manager"), spec("devmm_svm"), spec("hisi_hdc")}}, codes.OK},
+		{"unknown chip", docker, []string{"Ascend910-9"}, nil, codes.InvalidArgument},
+		{"duplicate chip", docker, []string{"Ascend910-1", "Ascend910-1"}, nil, codes.InvalidArgument},
+		{"no chips", docker, []string{}, nil, codes.InvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k, _ := startPlugin(t, tc.opts)
+			ctx := testCtx(t)
+			p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Allocate(ctx, tc.ids)
+			if code := status.Code(err); code != tc.wantCode {
+				t.Fatalf("Allocate: code %v (%v), want %v", code, err, tc.wantCode)
+			}
+			if err != nil {
+				return
+			}
+			if diff := cmp.Diff(tc.want, resp.ContainerResponses[0], cmp.Comparer(func(a, b *pluginapi.ContainerAllocateResponse) bool {
+				return cmp.Equal(a.Envs, b.Envs) && cmp.Equal(len(a.Devices), len(b.Devices)) && devicesEqual(a.Devices, b.Devices)
+			})); diff != "" {
+				t.Errorf("Allocate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func devicesEqual(a, b []*pluginapi.DeviceSpec) bool {
+	for i := range a {
+		if a[i].HostPath != b[i].HostPath || a[i].ContainerPath != b[i].ContainerPath || a[i].Permissions != b[i].Permissions {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFaultAndRecovery injects a chip fault and a RoCE link failure into
+// the simulator and waits for ListAndWatch to mark the chips Unhealthy,
+// for Allocate to refuse them, and for both to come back on recovery.
+func TestFaultAndRecovery(t *testing.T) {
+	o := simulated(ascend.ProfileAscend910B8)
+	o.HealthPeriod = time.Hour // only fault events trigger checks
+	k, v := startPlugin(t, o)
+	ctx := testCtx(t)
+	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthOf := func(ds []*pluginapi.Device) map[string]string {
+		out := map[string]string{}
+		for _, d := range ds {
+			out[d.ID] = d.Health
+		}
+		return out
+	}
+	waitHealth := func(want map[string]string) {
+		t.Helper()
+		_, _, err := p.WaitDevices(ctx, func(ds []*pluginapi.Device) bool {
+			h := healthOf(ds)
+			for id, s := range want {
+				if h[id] != s {
+					return false
+				}
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatalf("waiting for %v: %v (have %v)", want, err, healthOf(p.Devices()))
+		}
+	}
+	sim := v.Simulator()
+	if err := sim.SetHealth(2, ascend.HealthCritical, 80818692); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.SetNetworkHealth(6, ascend.NetworkDown); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth(map[string]string{"Ascend910-2": pluginapi.Unhealthy, "Ascend910-6": pluginapi.Unhealthy, "Ascend910-0": pluginapi.Healthy})
+	if diff := cmp.Diff([]uint32{80818692}, v.Health(2).ErrorCodes); diff != "" {
+		t.Errorf("error codes (-want +got):\n%s", diff)
+	}
+	for _, id := range []string{"Ascend910-2", "Ascend910-6"} {
+		if _, err := p.Allocate(ctx, []string{id}); status.Code(err) != codes.FailedPrecondition {
+			t.Errorf("Allocate of unhealthy %s: %v, want FailedPrecondition", id, err)
+		}
+	}
+	// A minor alarm leaves the chip usable.
+	if err := sim.SetHealth(2, ascend.HealthMinor); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.SetNetworkHealth(6, ascend.NetworkOK); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth(map[string]string{"Ascend910-2": pluginapi.Healthy, "Ascend910-6": pluginapi.Healthy})
+	if _, err := p.Allocate(ctx, []string{"Ascend910-2", "Ascend910-6"}); err != nil {
+		t.Errorf("Allocate after recovery: %v", err)
+	}
+}
+
+// TestUnhealthyAtStart checks that a chip faulty before the plugin starts
+// is never advertised healthy, and comes back once it recovers.
+func TestUnhealthyAtStart(t *testing.T) {
+	o := simulated(ascend.ProfileAscend910B8)
+	sim, err := ascend.NewSimulator(o.Simulate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.SetHealth(4, ascend.HealthMajor); err != nil {
+		t.Fatal(err)
+	}
+	o.Simulator = sim
+	k, _ := startPlugin(t, o)
+	ctx := testCtx(t)
+	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := devs(p.Devices())[4]; h != (dev{"Ascend910-4", pluginapi.Unhealthy}) {
+		t.Errorf("first device list has %v, want Ascend910-4 Unhealthy", h)
+	}
+	if err := sim.SetHealth(4, ascend.HealthOK); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.WaitDevices(ctx, func(ds []*pluginapi.Device) bool { return ds[4].Health == pluginapi.Healthy }); err != nil {
+		t.Fatalf("waiting for recovery: %v", err)
+	}
+}
