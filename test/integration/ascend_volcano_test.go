@@ -1,0 +1,220 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/kubelet"
+)
+
+const ascendNode = "npu-node-1"
+
+// startAscendVolcano runs the Ascend vendor in Volcano mode on a simulated
+// 910B node against a real API server, behind the fake kubelet.
+func startAscendVolcano(t *testing.T, cs kubernetes.Interface) (*kubelet.Plugin, *ascend.Vendor) {
+	t.Helper()
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ascendNode}}
+	node, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.1.2.3"}}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o := ascend.DefaultOptions()
+	o.Backend, o.Simulate = deviceplugin.BackendSimulated, ascend.ProfileAscend910B8
+	o.Volcano, o.NodeName, o.Client = true, ascendNode, cs
+	o.VolcanoWait = time.Second
+	v, err := ascend.NewVendor(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := shortTempDir(t)
+	k, err := kubelet.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := deviceplugin.New(deviceplugin.Config{Vendor: "ascend", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
+	rctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+	done := make(chan error, 1)
+	go func() { done <- m.Run(rctx) }()
+	var once sync.Once
+	t.Cleanup(func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			k.Stop()
+		})
+	})
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	p, err := k.WaitPlugin(wctx, ascend.ResourceAscend910)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, v
+}
+
+func volcanoPod(name, chips, predicateTime string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
+			ascend.ResourceAscend910: chips, ascend.AnnotationPredicateTimeKey: predicateTime}},
+		Spec: corev1.PodSpec{NodeName: ascendNode, Containers: []corev1.Container{{Name: "c", Image: "mindspore"}}},
+	}
+}
+
+// TestAscendVolcanoMode checks the Volcano annotation protocol end to end
+// against a real API server: Allocate ignores the kubelet's IDs, takes the
+// oldest pending pod's annotated chips and writes back AscendReal and the
+// rank-table entry; bad annotations and missing pods are refused with
+// nothing written.
+func TestAscendVolcanoMode(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		if _, err := harness.KubeAssets(); err != nil {
+			t.Skipf("no Kubernetes test binaries: %v", err)
+		}
+	}
+	cp := harness.StartControlPlane(t)
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, v := startAscendVolcano(t, cs)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	create := func(pod *corev1.Pod) {
+		t.Helper()
+		if _, err := cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	annotations := func(name string) map[string]string {
+		t.Helper()
+		pod, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pod.Annotations
+	}
+
+	// Two pods asking for two chips: the older (by predicate-time) is served first.
+	create(volcanoPod("worker-1", "Ascend910-4,Ascend910-5", "2000"))
+	create(volcanoPod("worker-0", "Ascend910-0,Ascend910-3", "1000"))
+	// A one-chip marker pod created last: once it is served, the informer
+	// cache holds both workers (watch events arrive in order).
+	create(volcanoPod("marker", "Ascend910-7", "9000"))
+	for {
+		_, err := p.Allocate(ctx, []string{"Ascend910-1"})
+		if err == nil {
+			break
+		}
+		if status.Code(err) != codes.NotFound {
+			t.Fatalf("Allocate of the marker pod: %v", err)
+		}
+	}
+	resp, err := p.Allocate(ctx, []string{"Ascend910-6", "Ascend910-7"})
+	if err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	if diff := cmp.Diff(map[string]string{"ASCEND_VISIBLE_DEVICES": "0,3"}, resp.ContainerResponses[0].Envs); diff != "" {
+		t.Errorf("envs (-want +got):\n%s", diff)
+	}
+	ann := annotations("worker-0")
+	if got := ann[ascend.AnnotationRealKey]; got != "Ascend910-0,Ascend910-3" {
+		t.Errorf("%s = %q", ascend.AnnotationRealKey, got)
+	}
+	var conf ascend.PodConfiguration
+	if err := json.Unmarshal([]byte(ann[ascend.AnnotationConfigurationKey]), &conf); err != nil {
+		t.Fatalf("configuration annotation %q: %v", ann[ascend.AnnotationConfigurationKey], err)
+	}
+	wantConf := ascend.PodConfiguration{PodName: "worker-0", ServerID: "10.1.2.3", Devices: []ascend.DeviceConfig{
+		{DeviceID: "0", DeviceIP: "192.168.100.101"}, {DeviceID: "3", DeviceIP: "192.168.100.104"}}}
+	if diff := cmp.Diff(wantConf, conf); diff != "" {
+		t.Errorf("configuration (-want +got):\n%s", diff)
+	}
+	// The next Allocate serves the other pod, even before the cache shows worker-0 done.
+	resp, err = p.Allocate(ctx, []string{"Ascend910-0", "Ascend910-1"})
+	if err != nil {
+		t.Fatalf("second Allocate: %v", err)
+	}
+	if got := resp.ContainerResponses[0].Envs["ASCEND_VISIBLE_DEVICES"]; got != "4,5" {
+		t.Errorf("second pod got %q, want 4,5", got)
+	}
+
+	// Bad inputs: each pod is alone among the pending candidates when its
+	// Allocate runs; nothing may be written to it.
+	if err := v.Simulator().SetHealth(2, ascend.HealthCritical); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for v.Health(2).Healthy && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	bad := []struct {
+		name     string
+		chips    string
+		wantCode codes.Code
+	}{
+		{"malformed", "Ascend910-x,", codes.InvalidArgument},
+		{"foreign-chip", "Ascend910-0,Ascend910-12", codes.InvalidArgument},
+		{"unhealthy-chip", "Ascend910-1,Ascend910-2", codes.FailedPrecondition},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			create(volcanoPod(tc.name, tc.chips, "3000"))
+			defer func() {
+				if err := cs.CoreV1().Pods("default").Delete(ctx, tc.name, *metav1.NewDeleteOptions(0)); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			var err error
+			// Wait out the cache: until the pod is seen the answer is NotFound.
+			for i := 0; i < 20; i++ {
+				_, err = p.Allocate(ctx, []string{"Ascend910-6", "Ascend910-7"})
+				if status.Code(err) != codes.NotFound {
+					break
+				}
+			}
+			if status.Code(err) != tc.wantCode {
+				t.Fatalf("Allocate: %v, want code %v", err, tc.wantCode)
+			}
+			for _, k := range []string{ascend.AnnotationRealKey, ascend.AnnotationConfigurationKey} {
+				if got, ok := annotations(tc.name)[k]; ok {
+					t.Errorf("%s written on a refused pod: %q", k, got)
+				}
+			}
+		})
+	}
+	// No pending pod at all: a clear NotFound within the bounded wait.
+	waitGone := time.Now().Add(time.Minute)
+	var err2 error
+	for time.Now().Before(waitGone) {
+		_, err2 = p.Allocate(ctx, []string{"Ascend910-6"})
+		if status.Code(err2) == codes.NotFound {
+			break
+		}
+	}
+	if status.Code(err2) != codes.NotFound {
+		t.Errorf("Allocate without a pod: %v, want NotFound", err2)
+	}
+}
