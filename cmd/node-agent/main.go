@@ -5,7 +5,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/nodeagent"
 )
@@ -22,6 +24,9 @@ func main() {
 	fs.DurationVar(&cfg.CollectInterval, "collect-interval", nodeagent.DefaultCollectInterval, "Time between device collections; scrapes serve the last one.")
 	fs.StringVar(&cfg.ConfigFile, "config-file", "", "The device plugin's config file (api/config/v1: MIG strategy, time-slicing), for the node labels.")
 	fs.StringVar(&cfg.MigStrategy, "mig-strategy", "", "MIG strategy (none, single, mixed); overrides the config file like the device plugin's flag.")
+	dcmiLibrary := ascend.DefaultDCMILibrary
+	fs.StringVar(&dcmiLibrary, "dcmi-library", dcmiLibrary, "Path or name of the Ascend DCMI library, with --backend=dcmi.")
+	fs.Env("dcmi-library", "DCMI_LIBRARY")
 	fs.Env("address", "ADDRESS")
 	fs.Env("node-name", "NODE_NAME")
 	fs.Env("kubeconfig", "KUBECONFIG")
@@ -45,10 +50,29 @@ func main() {
 	})
 
 	cli.Main(fs, func(ctx context.Context) error {
+		if err := setupAscend(&cfg, dcmiLibrary); err != nil {
+			return err
+		}
 		agent, err := nodeagent.New(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		return agent.Run(ctx)
 	})
+}
+
+// setupAscend gives the agent an Ascend source for --backend=dcmi and for
+// the simulated ascend* profiles.
+func setupAscend(cfg *nodeagent.Config, dcmiLibrary string) error {
+	switch {
+	case cfg.Backend == "dcmi":
+		cfg.Sources = []nodeagent.Source{nodeagent.NewAscendSource(dcmiLibrary, nil)}
+	case cfg.Backend == "simulated" && strings.HasPrefix(cfg.Simulate, "ascend"):
+		sim, err := ascend.NewSimulator(cfg.Simulate)
+		if err != nil {
+			return err
+		}
+		cfg.Sources = []nodeagent.Source{nodeagent.NewAscendSource("", sim)}
+	}
+	return nil
 }
