@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,35 +16,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
-
-var (
-	csiS3Once sync.Once
-	csiS3Bin  string
-	csiS3Err  error
-)
-
-// BuildCSIS3 builds cmd/csi-s3 once per test binary and returns its path.
-func BuildCSIS3() (string, error) {
-	csiS3Once.Do(func() {
-		root, err := RepoRoot()
-		if err != nil {
-			csiS3Err = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "accelstack-csi-s3-")
-		if err != nil {
-			csiS3Err = err
-			return
-		}
-		csiS3Bin = filepath.Join(dir, "csi-s3")
-		cmd := exec.Command("go", "build", "-o", csiS3Bin, "./cmd/csi-s3")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			csiS3Err = fmt.Errorf("building csi-s3: %w\n%s", err, out)
-		}
-	})
-	return csiS3Bin, csiS3Err
-}
 
 // CSIS3 is a csi-s3 plugin process started for a test, serving every CSI
 // service on a unix socket in a temp dir with its own state dir.
@@ -71,7 +40,7 @@ type CSIS3 struct {
 // still mounted under its directory.
 func StartCSIS3(t testing.TB, extra ...string) *CSIS3 {
 	t.Helper()
-	bin, err := BuildCSIS3()
+	bin, err := BuildCmd("csi-s3")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ type executorRun struct {
 // and the PVC root pvcRoot, and reads its termination message.
 func runExecutor(t *testing.T, pvcRoot string, env map[string]string, args ...string) executorRun {
 	t.Helper()
-	bin, err := harness.BuildDataCubeExecutor()
+	bin, err := harness.BuildCmd("datacube-executor")
 	if err != nil {
 		t.Fatal(err)
 	}

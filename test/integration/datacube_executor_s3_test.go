@@ -202,7 +202,7 @@ func TestDataCubeExecutorS3ResumeAfterKill(t *testing.T) {
 		datacube.EnvSinkType:    datacube.TypePVC,
 		datacube.EnvSinkPVCPath: dst,
 	}, s3Env(datacube.SourceOptionPrefix, s3, "s3://resume/set/"))
-	bin, err := harness.BuildDataCubeExecutor()
+	bin, err := harness.BuildCmd("datacube-executor")
 	if err != nil {
 		t.Fatal(err)
 	}

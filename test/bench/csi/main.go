@@ -73,7 +73,7 @@ func run() error {
 		return err
 	}
 
-	bin, err := harness.BuildCSIS3()
+	bin, err := harness.BuildCmd("csi-s3")
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func run() error {
 	if err := cl.MakeBucket(context.Background(), "bench", minio.MakeBucketOptions{Region: srv.Region}); err != nil {
 		return err
 	}
-	bin, err := harness.BuildDataCubeExecutor()
+	bin, err := harness.BuildCmd("datacube-executor")
 	if err != nil {
 		return err
 	}
