@@ -5,11 +5,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/nodeagent"
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 func main() {
@@ -23,10 +25,12 @@ func main() {
 	fs.StringVar(&cfg.PodResourcesSocket, "pod-resources-socket", "/var/lib/kubelet/pod-resources/kubelet.sock", "The kubelet PodResources API socket; empty disables pod attribution.")
 	fs.DurationVar(&cfg.CollectInterval, "collect-interval", nodeagent.DefaultCollectInterval, "Time between device collections; scrapes serve the last one.")
 	fs.StringVar(&cfg.ConfigFile, "config-file", "", "The device plugin's config file (api/config/v1: MIG strategy, time-slicing), for the node labels.")
+	fs.DurationVar(&cfg.HealthQuietPeriod, "health-quiet-period", nodeagent.DefaultHealthQuietPeriod, "As the device plugin's: an unhealthy GPU with no critical XID for this long that passes an NVML check is healthy again.")
 	fs.StringVar(&cfg.MigStrategy, "mig-strategy", "", "MIG strategy (none, single, mixed); overrides the config file like the device plugin's flag.")
 	dcmiLibrary := ascend.DefaultDCMILibrary
 	fs.StringVar(&dcmiLibrary, "dcmi-library", dcmiLibrary, "Path or name of the Ascend DCMI library, with --backend=dcmi.")
 	fs.Env("dcmi-library", "DCMI_LIBRARY")
+	fs.Env("health-quiet-period", "HEALTH_QUIET_PERIOD")
 	fs.Env("address", "ADDRESS")
 	fs.Env("node-name", "NODE_NAME")
 	fs.Env("kubeconfig", "KUBECONFIG")
@@ -50,6 +54,8 @@ func main() {
 	})
 
 	cli.Main(fs, func(ctx context.Context) error {
+		cfg.DisableHealthChecks = os.Getenv(nvidia.EnvDisableHealthChecks)
+		cfg.EnableHealthChecks = os.Getenv(nvidia.EnvEnableHealthChecks)
 		if err := setupAscend(&cfg, dcmiLibrary); err != nil {
 			return err
 		}

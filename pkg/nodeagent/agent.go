@@ -49,9 +49,14 @@ type Config struct {
 	// MigStrategy, when set, overrides the config file's flags.migStrategy
 	// as the device plugin's --mig-strategy flag does.
 	MigStrategy string
-	// HealthQuietPeriod is how long a critical XID keeps a device
-	// unhealthy (default 5m, as the device plugin).
+	// HealthQuietPeriod is how long a device must go without a critical
+	// XID before a passing NVML check makes it healthy again (default 5m,
+	// as the device plugin).
 	HealthQuietPeriod time.Duration
+	// DisableHealthChecks and EnableHealthChecks are the device plugin's
+	// DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS, so that
+	// accelstack_gpu_healthy follows the plugin's rule.
+	DisableHealthChecks, EnableHealthChecks string
 
 	// Simulator, when set with Backend simulated, is the machine to read.
 	Simulator *nvidia.Simulator
@@ -135,6 +140,7 @@ func buildSources(ctx context.Context, cfg Config) ([]Source, error) {
 	case "nvml", "simulated":
 		o := nvidia.DefaultOptions()
 		o.Backend, o.Simulate, o.Simulator, o.ConfigFile = cfg.Backend, cfg.Simulate, cfg.Simulator, cfg.ConfigFile
+		o.DisableHealthChecks, o.EnableHealthChecks = cfg.DisableHealthChecks, cfg.EnableHealthChecks
 		o.Set = map[string]bool{}
 		if cfg.MigStrategy != "" {
 			o.MigStrategy = cfg.MigStrategy

@@ -18,16 +18,16 @@ import (
 // NVIDIASource reads NVIDIA GPUs through pkg/nvidia: the same NVML or
 // simulated backend, discovery and config file parser as the device plugin.
 type NVIDIASource struct {
-	opts  nvidia.Options
-	sim   *nvidia.Simulator
-	quiet time.Duration
-	log   klog.Logger
+	opts   nvidia.Options
+	sim    *nvidia.Simulator
+	health *nvidia.HealthState
+	log    klog.Logger
 
 	mu       sync.Mutex
 	lib      nvml.Interface
 	xid      *xidWatcher
 	settings nvidia.Settings
-	ignored  map[uint64]bool
+	machine  *nvidia.Machine // last discovered
 }
 
 var _ Source = (*NVIDIASource)(nil)
@@ -36,14 +36,14 @@ var _ Source = (*NVIDIASource)(nil)
 // Simulator, ConfigFile and the flag-given settings). A bad simulated
 // profile is an error; the library itself is opened on the first Collect
 // and again after failures, so a node whose driver comes up late is
-// picked up. Devices with a critical XID (one not in
-// nvidia.DefaultIgnoredXIDs) are unhealthy for quiet after the event.
+// picked up. Health follows the device plugin's rule (nvidia.HealthPolicy
+// from opts.DisableHealthChecks and opts.EnableHealthChecks): a critical
+// XID makes the devices it concerns unhealthy, and they are healthy again
+// once quiet for the quiet period and passing the plugin's NVML check.
 func NewNVIDIASource(ctx context.Context, opts nvidia.Options, quiet time.Duration) (*NVIDIASource, error) {
-	s := &NVIDIASource{opts: opts, sim: opts.Simulator, quiet: quiet, settings: opts.Settings,
-		log: klog.FromContext(ctx).WithName("nvidia"), ignored: map[uint64]bool{}}
-	for _, x := range nvidia.DefaultIgnoredXIDs {
-		s.ignored[x] = true
-	}
+	opts.HealthQuietPeriod = quiet
+	s := &NVIDIASource{opts: opts, sim: opts.Simulator, settings: opts.Settings,
+		health: nvidia.NewHealthState(opts.Policy()), log: klog.FromContext(ctx).WithName("nvidia")}
 	if opts.Backend == "simulated" && s.sim == nil {
 		sim, err := nvidia.NewSimulator(opts.Simulate)
 		if err != nil {
@@ -83,14 +83,24 @@ func (s *NVIDIASource) Collect(ctx context.Context) (SourceSnapshot, error) {
 		}
 	}
 	m, err := nvidia.Discover(s.lib)
-	if err != nil {
+	switch {
+	case err == nil:
+		s.machine = m
+	case s.machine != nil:
+		// One GPU failing (lost, fallen off the bus) must not hide the
+		// others: read the devices found last time; the failing one
+		// reads as unhealthy.
+		errs = append(errs, fmt.Errorf("discovering GPUs, reading the last ones found: %w", err))
+		m = s.machine
+	default:
 		return SourceSnapshot{}, errors.Join(append(errs, fmt.Errorf("discovering GPUs: %w", err))...)
 	}
 	now := time.Now()
+	s.updateHealth(m, now)
 	var out SourceSnapshot
 	migCapable := false
 	for i := range m.GPUs {
-		devs, capable, err := s.readGPU(&m.GPUs[i], now)
+		devs, capable, err := s.readGPU(&m.GPUs[i])
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -110,7 +120,7 @@ func (s *NVIDIASource) Collect(ctx context.Context) (SourceSnapshot, error) {
 // device carries its parent's whole-GPU readings (temperature, power,
 // energy, clocks, PCIe) unless NVML gives its own, and its own memory;
 // utilization only where NVML reports it per MIG device (it does not).
-func (s *NVIDIASource) readGPU(g *nvidia.GPU, now time.Time) ([]Device, bool, error) {
+func (s *NVIDIASource) readGPU(g *nvidia.GPU) ([]Device, bool, error) {
 	var errs []error
 	d := Device{Vendor: VendorNVIDIA, ID: g.UUID, Aliases: []string{g.Index}, Index: g.Index,
 		Minor: g.Minor, Model: g.Name, PCIBusID: g.PCIBusID, Healthy: true}
@@ -130,7 +140,7 @@ func (s *NVIDIASource) readGPU(g *nvidia.GPU, now time.Time) ([]Device, bool, er
 		_, _, ret := h.GetMigMode()
 		capable = ret == nvml.SUCCESS
 	}
-	s.applyXID(&d, g.UUID, -1, now)
+	s.applyXID(&d, g.UUID, -1)
 	out := []Device{d}
 	for _, md := range g.MIGDevices {
 		m := d
@@ -143,7 +153,7 @@ func (s *NVIDIASource) readGPU(g *nvidia.GPU, now time.Time) ([]Device, bool, er
 				errs = append(errs, fmt.Errorf("MIG device %s (%s): %w", md.Index, md.UUID, err))
 			}
 		}
-		s.applyXID(&m, g.UUID, md.MIG.GPUInstance, now)
+		s.applyXID(&m, g.UUID, md.MIG.GPUInstance)
 		out = append(out, m)
 	}
 	return out, capable, errors.Join(errs...)
@@ -199,20 +209,31 @@ func readMIG(parent nvml.Device, d *Device, index string) error {
 	return nil
 }
 
-// applyXID sets the last XID and marks the device unhealthy for the quiet
-// period after a critical one.
-func (s *NVIDIASource) applyXID(d *Device, uuid string, instance int, now time.Time) {
+// updateHealth applies the XID events seen since the last collection to
+// the health state, then heals the devices the policy lets recover.
+func (s *NVIDIASource) updateHealth(m *nvidia.Machine, now time.Time) {
+	if s.xid != nil {
+		for _, ev := range s.xid.drain() {
+			if uuids, critical := s.health.Record(m, ev); critical {
+				s.log.Info("Device unhealthy", "uuids", uuids, "xid", ev.XID, "reason", "XID event")
+			}
+		}
+	}
+	for _, uuid := range s.health.Recover(now, func(uuid string) error { return nvidia.CheckDevice(s.lib, m, uuid) }) {
+		s.log.Info("Device healthy again", "uuid", uuid, "quietPeriod", s.health.Policy().QuietPeriod)
+	}
+}
+
+// applyXID sets the last XID seen on a device and its health under the
+// device plugin's rule (a failed read already made it unhealthy).
+func (s *NVIDIASource) applyXID(d *Device, uuid string, instance int) {
+	d.Healthy = d.Healthy && s.health.Healthy(d.ID)
 	d.Set(FieldXID, 0)
 	if s.xid == nil {
 		return
 	}
-	ev, ok := s.xid.lastFor(uuid, instance)
-	if !ok {
-		return
-	}
-	d.Set(FieldXID, float64(ev.xid))
-	if !s.ignored[ev.xid] && now.Sub(ev.at) < s.quiet {
-		d.Healthy = false
+	if ev, ok := s.xid.lastFor(uuid, instance); ok {
+		d.Set(FieldXID, float64(ev.xid))
 	}
 }
 
@@ -230,6 +251,6 @@ func (s *NVIDIASource) Close() error {
 			return fmt.Errorf("shutting NVML down: %w", ret)
 		}
 	}
-	s.lib = nil
+	s.lib, s.machine = nil, nil
 	return nil
 }

@@ -6,10 +6,9 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/klog/v2"
-)
 
-// allInstances is NVML's "no GPU instance" value in event data.
-const allInstances = 0xFFFFFFFF
+	"github.com/accelstack/accelstack/pkg/nvidia"
+)
 
 // xidKey names where an XID happened: a GPU, or one GPU instance on it
 // (instance -1 for the whole GPU).
@@ -30,8 +29,9 @@ type xidWatcher struct {
 	wait time.Duration
 	log  klog.Logger
 
-	mu   sync.Mutex
-	last map[xidKey]xidEvent
+	mu      sync.Mutex
+	last    map[xidKey]xidEvent
+	pending []nvidia.XIDEvent // for the health state, until drained
 
 	stop chan struct{}
 	done chan struct{}
@@ -86,22 +86,35 @@ func (w *xidWatcher) loop() {
 			}
 			continue
 		}
-		if ev.EventType != nvml.EventTypeXidCriticalError || ev.Device == nil {
+		x, ok := nvidia.XIDEventFromNVML(ev, time.Now())
+		if !ok || x.GPU == "" {
 			continue
 		}
-		uuid, ret := ev.Device.GetUUID()
-		if ret != nvml.SUCCESS {
-			continue
+		k := xidKey{uuid: x.GPU, instance: -1}
+		if x.GPUInstance != nvidia.AllInstances {
+			k.instance = int(x.GPUInstance)
 		}
-		k := xidKey{uuid: uuid, instance: -1}
-		if ev.GpuInstanceId != allInstances {
-			k.instance = int(ev.GpuInstanceId)
-		}
-		w.log.Info("XID event", "uuid", uuid, "gpuInstance", k.instance, "xid", ev.EventData)
+		w.log.Info("XID event", "uuid", x.GPU, "gpuInstance", k.instance, "xid", x.XID)
 		w.mu.Lock()
-		w.last[k] = xidEvent{xid: ev.EventData, at: time.Now()}
+		w.last[k] = xidEvent{xid: x.XID, at: x.Time}
+		if len(w.pending) < maxPendingXIDs {
+			w.pending = append(w.pending, x)
+		}
 		w.mu.Unlock()
 	}
+}
+
+// maxPendingXIDs bounds the events kept between two collections; an XID
+// storm beyond it changes nothing (the devices are unhealthy already).
+const maxPendingXIDs = 1024
+
+// drain returns the events seen since the last drain.
+func (w *xidWatcher) drain() []nvidia.XIDEvent {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.pending
+	w.pending = nil
+	return out
 }
 
 // lastFor returns the latest XID on a GPU (instance -1: anywhere on it) or

@@ -2,8 +2,6 @@ package nvidia
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -11,73 +9,16 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// DefaultIgnoredXIDs are XIDs caused by applications, not by the GPU
-// (NVIDIA's list): 13 graphics engine exception, 31 GPU memory page fault,
-// 43 GPU stopped processing, 45 preemptive cleanup, 68 video processor
-// exception, 109 context switch timeout.
-var DefaultIgnoredXIDs = []uint64{13, 31, 43, 45, 68, 109}
-
-// healthPolicy says which XIDs make a device unhealthy.
-type healthPolicy struct {
-	disabled bool
-	ignored  map[uint64]bool
-}
-
-// newHealthPolicy applies DP_DISABLE_HEALTHCHECKS (all, xids, or a list of
-// XIDs to ignore as well) and DP_ENABLE_HEALTHCHECKS (all, or a list of
-// XIDs to act on even if ignored; it wins).
-func newHealthPolicy(disable, enable string) healthPolicy {
-	p := healthPolicy{ignored: map[uint64]bool{}}
-	for _, x := range DefaultIgnoredXIDs {
-		p.ignored[x] = true
-	}
-	for _, f := range splitList(disable) {
-		switch f {
-		case "all", "xids":
-			p.disabled = true
-		default:
-			if x, err := strconv.ParseUint(f, 10, 64); err == nil {
-				p.ignored[x] = true
-			}
-		}
-	}
-	for _, f := range splitList(enable) {
-		switch f {
-		case "all", "xids":
-			p.disabled = false
-			p.ignored = map[uint64]bool{}
-		default:
-			if x, err := strconv.ParseUint(f, 10, 64); err == nil {
-				delete(p.ignored, x)
-			}
-		}
-	}
-	return p
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == ',' || r == ' ' }) {
-		out = append(out, strings.TrimSpace(f))
-	}
-	return out
-}
-
-// critical reports whether an XID marks a device unhealthy.
-func (p healthPolicy) critical(xid uint64) bool { return !p.disabled && !p.ignored[xid] }
-
 // healthMonitor tracks device health from NVML XID events and heals
 // devices that stay quiet for a period and pass an NVML check.
 type healthMonitor struct {
 	lib     nvml.Interface
 	machine *Machine
-	policy  healthPolicy
-	quiet   time.Duration
+	state   *HealthState
 	wait    time.Duration
 	logger  klog.Logger
 
 	mu        sync.Mutex
-	lastEvent map[string]time.Time // unhealthy device UUID -> last event
 	listeners []func()
 	events    int // critical XIDs seen
 	recovered int // devices made healthy again
@@ -89,21 +30,14 @@ type healthMonitor struct {
 func newHealthMonitor(ctx context.Context, lib nvml.Interface, m *Machine, o Options) *healthMonitor {
 	return &healthMonitor{
 		lib: lib, machine: m,
-		policy:    newHealthPolicy(o.DisableHealthChecks, o.EnableHealthChecks),
-		quiet:     o.HealthQuietPeriod,
-		wait:      o.HealthWait,
-		logger:    klog.FromContext(ctx).WithName("health"),
-		lastEvent: map[string]time.Time{},
+		state:  NewHealthState(o.Policy()),
+		wait:   o.HealthWait,
+		logger: klog.FromContext(ctx).WithName("health"),
 	}
 }
 
 // healthy reports a device's health.
-func (h *healthMonitor) healthy(uuid string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, bad := h.lastEvent[uuid]
-	return !bad
-}
+func (h *healthMonitor) healthy(uuid string) bool { return h.state.Healthy(uuid) }
 
 // counts returns the number of critical events and recoveries so far.
 func (h *healthMonitor) counts() (events, recovered int) {
@@ -131,7 +65,7 @@ func (h *healthMonitor) changed() {
 // start registers for XID events and watches them until stopAndWait.
 func (h *healthMonitor) start() {
 	h.stop, h.done = make(chan struct{}), make(chan struct{})
-	if h.policy.disabled {
+	if h.state.Policy().Disabled {
 		h.logger.Info("Health checks disabled by DP_DISABLE_HEALTHCHECKS")
 		close(h.done)
 		return
@@ -200,32 +134,16 @@ func (h *healthMonitor) loop(es nvml.EventSet) {
 }
 
 func (h *healthMonitor) handle(ev nvml.EventData) {
-	if ev.EventType != nvml.EventTypeXidCriticalError {
+	x, ok := XIDEventFromNVML(ev, time.Now())
+	if !ok {
 		return
 	}
-	xid := ev.EventData
-	if !h.policy.critical(xid) {
-		h.logger.V(2).Info("Ignoring XID", "xid", xid)
+	if !h.state.Policy().Critical(x.XID) {
+		h.logger.V(2).Info("Ignoring XID", "xid", x.XID)
 		return
 	}
-	uuid := ""
-	if ev.Device != nil {
-		uuid, _ = ev.Device.GetUUID()
-	}
-	for _, g := range h.machine.GPUs {
-		if g.UUID != uuid && uuid != "" {
-			continue
-		}
-		if g.MIGEnabled && ev.GpuInstanceId != allInstances {
-			for _, d := range g.MIGDevices {
-				if uint32(d.MIG.GPUInstance) == ev.GpuInstanceId &&
-					(ev.ComputeInstanceId == allInstances || uint32(d.MIG.ComputeInstance) == ev.ComputeInstanceId) {
-					h.markUnhealthy(d.UUID, xid, "XID event")
-				}
-			}
-			continue
-		}
-		h.markGPU(g, xid, "XID event")
+	for _, uuid := range AffectedDevices(h.machine, x) {
+		h.markUnhealthy(uuid, x.XID, "XID event")
 	}
 }
 
@@ -237,14 +155,13 @@ func (h *healthMonitor) markGPU(g GPU, xid uint64, reason string) {
 }
 
 func (h *healthMonitor) markUnhealthy(uuid string, xid uint64, reason string) {
+	newly := h.state.MarkUnhealthy(uuid, time.Now())
 	h.mu.Lock()
-	_, already := h.lastEvent[uuid]
-	h.lastEvent[uuid] = time.Now()
 	h.events++
 	events := h.events
 	h.mu.Unlock()
 	h.logger.Info("Device unhealthy", "uuid", uuid, "xid", xid, "reason", reason, "criticalEvents", events)
-	if !already {
+	if newly {
 		h.changed()
 	}
 }
@@ -252,53 +169,24 @@ func (h *healthMonitor) markUnhealthy(uuid string, xid uint64, reason string) {
 // tryRecover heals devices that were quiet for the quiet period and pass
 // an NVML check.
 func (h *healthMonitor) tryRecover() {
-	if h.quiet <= 0 {
+	healed := h.state.Recover(time.Now(), func(uuid string) error {
+		err := CheckDevice(h.lib, h.machine, uuid)
+		if err != nil {
+			h.logger.V(2).Info("Device still failing its check", "uuid", uuid, "err", err.Error())
+		}
+		return err
+	})
+	if len(healed) == 0 {
 		return
 	}
-	now := time.Now()
 	h.mu.Lock()
-	var due []string
-	for uuid, t := range h.lastEvent {
-		if now.Sub(t) >= h.quiet {
-			due = append(due, uuid)
-		}
-	}
+	h.recovered += len(healed)
+	n := h.recovered
 	h.mu.Unlock()
-	healed := false
-	for _, uuid := range due {
-		if err := h.check(uuid); err != nil {
-			h.logger.V(2).Info("Device still failing its check", "uuid", uuid, "err", err.Error())
-			continue
-		}
-		h.mu.Lock()
-		delete(h.lastEvent, uuid)
-		h.recovered++
-		n := h.recovered
-		h.mu.Unlock()
-		h.logger.Info("Device healthy again", "uuid", uuid, "quietPeriod", h.quiet, "recoveries", n)
-		healed = true
+	for _, uuid := range healed {
+		h.logger.Info("Device healthy again", "uuid", uuid, "quietPeriod", h.state.Policy().QuietPeriod, "recoveries", n)
 	}
-	if healed {
-		h.changed()
-	}
-}
-
-// check queries a device through NVML: its memory must be readable.
-func (h *healthMonitor) check(uuid string) error {
-	for _, g := range h.machine.GPUs {
-		if g.UUID == uuid {
-			return checkGPU(h.lib, uuid)
-		}
-		for _, d := range g.MIGDevices {
-			if d.UUID == uuid {
-				if err := checkGPU(h.lib, g.UUID); err != nil {
-					return err
-				}
-				return checkMIG(h.lib, g.UUID, uuid)
-			}
-		}
-	}
-	return nil
+	h.changed()
 }
 
 func checkGPU(lib nvml.Interface, uuid string) error {

@@ -142,7 +142,7 @@ func TestHealthPolicy(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := newHealthPolicy(tc.disable, tc.enable).critical(tc.xid); got != tc.want {
+			if got := NewHealthPolicy(tc.disable, tc.enable, 0).Critical(tc.xid); got != tc.want {
 				t.Errorf("critical(%d) = %v, want %v", tc.xid, got, tc.want)
 			}
 		})

@@ -335,7 +335,7 @@ func (s *Simulator) SetLost(id string, lost bool) error {
 		return err
 	}
 	uuid := gpu.UUID
-	if gi != allInstances {
+	if gi != AllInstances {
 		uuid, _ = s.migUUID(gpu.UUID, gi)
 	}
 	s.mu.Lock()
@@ -344,9 +344,6 @@ func (s *Simulator) SetLost(id string, lost bool) error {
 	return nil
 }
 
-// allInstances is NVML's "no GPU/compute instance" marker in event data.
-const allInstances = 0xFFFFFFFF
-
 // resolve finds the GPU and instance ids of a UUID or index.
 func (s *Simulator) resolve(id string) (*server.Device, uint32, uint32, error) {
 	s.mu.Lock()
@@ -354,7 +351,7 @@ func (s *Simulator) resolve(id string) (*server.Device, uint32, uint32, error) {
 	for i, h := range s.Devices {
 		d := h.(*server.Device)
 		if id == d.UUID || id == fmt.Sprint(i) {
-			return d, allInstances, allInstances, nil
+			return d, AllInstances, AllInstances, nil
 		}
 		for j, md := range s.migs[d.UUID] {
 			uuid, _ := md.GetUUID()
