@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -97,11 +97,15 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	labels := cfg.LabelApplier
 	if labels == nil && cfg.NodeName != "" {
-		client, err := kubeClient(cfg.Kubeconfig)
+		restCfg, err := kubeConfig(cfg.Kubeconfig)
+		var labeler *NodeLabeler
+		if err == nil {
+			labeler, err = NewNodeLabeler(restCfg, cfg.NodeName)
+		}
 		if err != nil {
 			log.Error(err, "No cluster access: serving metrics without node labels", "node", cfg.NodeName)
 		} else {
-			labels = NewNodeLabeler(client, cfg.NodeName)
+			labels = labeler
 		}
 	}
 	hostname := cfg.NodeName
@@ -160,17 +164,14 @@ func buildSources(ctx context.Context, cfg Config) ([]Source, error) {
 	}
 }
 
-func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
-	var (
-		rc  = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil)
-		err error
-	)
+func kubeConfig(kubeconfig string) (*rest.Config, error) {
+	rc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil)
 	restCfg, err := rc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig %q: %w", kubeconfig, err)
 	}
 	restCfg.UserAgent = "accelstack-node-agent"
-	return kubernetes.NewForConfig(restCfg)
+	return restCfg, nil
 }
 
 // Collector returns the agent's collector.

@@ -190,14 +190,27 @@ func binaryRSS(dir, socket string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// RssAnon is the Go heap, stacks and runtime; RssFile is the mapped
+	// binary, which on kernels mapping page-cache large folios whole is
+	// about its text and read-only data, touched or not.
+	kb := map[string]int{}
 	for _, line := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			kb, _ := strconv.Atoi(f[1])
-			return fmt.Sprintf("%.1f MiB", float64(kb)/1024), nil
+		if f := strings.Fields(line); len(f) >= 2 {
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				kb[strings.TrimSuffix(f[0], ":")] = n
+			}
 		}
 	}
-	return "", fmt.Errorf("no VmRSS in /proc/%d/status", cmd.Process.Pid)
+	rss, ok := kb["VmRSS"]
+	if !ok {
+		return "", fmt.Errorf("no VmRSS in /proc/%d/status", cmd.Process.Pid)
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%.1f MiB (anonymous %.1f, file-mapped %.1f; binary %.1f MiB)",
+		mib(rss), mib(kb["RssAnon"]), mib(kb["RssFile"]), float64(fi.Size())/(1<<20)), nil
 }
 
 func pct(d []time.Duration, p int) string {
@@ -209,3 +222,5 @@ func pct(d []time.Duration, p int) string {
 	}
 	return s[i].Round(time.Microsecond).String()
 }
+
+func mib(kb int) float64 { return float64(kb) / 1024 }
