@@ -167,26 +167,34 @@ func TestDevicePluginInitErrors(t *testing.T) {
 	defer k.Stop()
 	cmd := exec.Command(bin, "--backend=nvml", "--device-plugin-path="+k.Dir())
 	cmd.Env = append(os.Environ(), "FAIL_ON_INIT_ERROR=false")
-	var log strings.Builder
-	cmd.Stdout, cmd.Stderr = &log, &log
+	// The plugin writes to a file the test reads while it runs.
+	logPath := filepath.Join(dir, "plugin.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for !strings.Contains(logSnapshot(&log), "advertising nothing") {
-		if cmd.ProcessState != nil {
-			t.Fatalf("plugin exited: %s", log.String())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	readLog := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	for !strings.Contains(readLog(), "advertising nothing") {
+		select {
+		case err := <-exited:
+			t.Fatalf("plugin exited (%v): %s", err, readLog())
+		case <-time.After(20 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("idle plugin exit: %v\n%s", err, log.String())
+	if err := <-exited; err != nil {
+		t.Fatalf("idle plugin exit: %v\n%s", err, readLog())
 	}
 	if r := k.Resources(); len(r) != 0 {
 		t.Errorf("idle plugin registered %v", r)
 	}
 }
-
-func logSnapshot(b *strings.Builder) string { return b.String() }
