@@ -20,7 +20,7 @@ type Vendor struct {
 	lib     Lib
 	health  *healthMonitor
 	volcano *volcano
-	control *controlServer
+	control *deviceplugin.ControlServer
 }
 
 var _ deviceplugin.Vendor = (*Vendor)(nil)
@@ -78,7 +78,7 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 	v.lib = lib
 	v.mu.Unlock()
 	if v.sim != nil && v.opts.ControlSocket != "" && v.control == nil {
-		if v.control, err = serveControl(ctx, v.opts.ControlSocket, v.sim); err != nil {
+		if v.control, err = deviceplugin.ServeControl(ctx, v.opts.ControlSocket, func(line string) error { return runCommand(v.sim, line) }); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +137,7 @@ func (v *Vendor) Stop() error {
 		vc.stop()
 	}
 	if v.control != nil {
-		v.control.close()
+		v.control.Close()
 		v.control = nil
 	}
 	if lib != nil {

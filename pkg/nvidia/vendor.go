@@ -23,7 +23,7 @@ type Vendor struct {
 	sim     *Simulator
 	lib     nvml.Interface
 	health  *healthMonitor
-	control *controlServer
+	control *deviceplugin.ControlServer
 }
 
 var _ deviceplugin.Vendor = (*Vendor)(nil)
@@ -98,7 +98,7 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 	}
 	v.lib = lib
 	if v.sim != nil && v.opts.ControlSocket != "" && v.control == nil {
-		c, err := serveControl(ctx, v.opts.ControlSocket, v.sim)
+		c, err := deviceplugin.ServeControl(ctx, v.opts.ControlSocket, func(line string) error { return runCommand(v.sim, line) })
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +135,7 @@ func (v *Vendor) Stop() error {
 		h.stopAndWait()
 	}
 	if v.control != nil {
-		v.control.close()
+		v.control.Close()
 		v.control = nil
 	}
 	if v.lib != nil && v.sim == nil {
