@@ -36,21 +36,21 @@ const (
 	MessageComplete    = "The DataCube is complete"
 )
 
-// DataCubeReconciler runs each DataCube as a batch/v1 Job of the executor
+// Reconciler runs each DataCube as a batch/v1 Job of the executor
 // and mirrors the Job and its pod in the DataCube's status.
-type DataCubeReconciler struct {
+type Reconciler struct {
 	client   client.Client
 	recorder events.EventRecorder
 	image    string
 }
 
-// NewDataCubeReconciler returns a reconciler that runs the executor image.
+// NewReconciler returns a reconciler that runs the executor image.
 // The manager's cache must hold the DataCube pods (see PodCacheSelector).
-func NewDataCubeReconciler(c client.Client, recorder events.EventRecorder, image string) *DataCubeReconciler {
+func NewReconciler(c client.Client, recorder events.EventRecorder, image string) *Reconciler {
 	if image == "" {
 		image = DefaultExecutorImage
 	}
-	return &DataCubeReconciler{client: c, recorder: recorder, image: image}
+	return &Reconciler{client: c, recorder: recorder, image: image}
 }
 
 // PodCacheSelector selects the pods of DataCubes, so that the manager caches
@@ -71,7 +71,7 @@ func PodCacheSelector() labels.Selector {
 
 // SetupWithManager registers the reconciler, watching DataCubes, their Jobs
 // and the Jobs' pods.
-func (r *DataCubeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&tensorstackv1beta1.DataCube{}).
 		Owns(&batchv1.Job{}).
@@ -87,7 +87,7 @@ func (r *DataCubeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile creates the DataCube's destination PVC and Job if missing and
 // brings its status up to date.
-func (r *DataCubeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	dc := &tensorstackv1beta1.DataCube{}
 	if err := r.client.Get(ctx, req.NamespacedName, dc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -143,7 +143,7 @@ type invalidSpecError struct{ err error }
 func (e *invalidSpecError) Error() string { return e.err.Error() }
 
 // start creates the destination PVC from its template if needed, then the Job.
-func (r *DataCubeReconciler) start(ctx context.Context, dc *tensorstackv1beta1.DataCube) (*batchv1.Job, error) {
+func (r *Reconciler) start(ctx context.Context, dc *tensorstackv1beta1.DataCube) (*batchv1.Job, error) {
 	job, err := newJob(dc, r.image)
 	if err != nil {
 		return nil, &invalidSpecError{err: err}
@@ -164,7 +164,7 @@ func (r *DataCubeReconciler) start(ctx context.Context, dc *tensorstackv1beta1.D
 
 // ensurePVC creates the sink PVC from its template when it does not exist.
 // The PVC is not owned by the DataCube: the data outlives the transfer.
-func (r *DataCubeReconciler) ensurePVC(ctx context.Context, dc *tensorstackv1beta1.DataCube) error {
+func (r *Reconciler) ensurePVC(ctx context.Context, dc *tensorstackv1beta1.DataCube) error {
 	ref := dc.Spec.Sink.PVC
 	if dc.Spec.Sink.Type != tensorstackv1beta1.DataTypePVC || ref == nil || ref.Template == nil {
 		return nil
@@ -181,7 +181,7 @@ func (r *DataCubeReconciler) ensurePVC(ctx context.Context, dc *tensorstackv1bet
 }
 
 // latestPod returns the Job's most recently created pod, or nil.
-func (r *DataCubeReconciler) latestPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
+func (r *Reconciler) latestPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"batch.kubernetes.io/controller-uid": string(job.UID)}); err != nil {
 		return nil, fmt.Errorf("listing the Job's pods: %w", err)
@@ -196,7 +196,7 @@ func (r *DataCubeReconciler) latestPod(ctx context.Context, job *batchv1.Job) (*
 }
 
 // patchStatus applies change to a copy of the status and patches it if it changed.
-func (r *DataCubeReconciler) patchStatus(ctx context.Context, dc *tensorstackv1beta1.DataCube, change func(*tensorstackv1beta1.DataCubeStatus)) error {
+func (r *Reconciler) patchStatus(ctx context.Context, dc *tensorstackv1beta1.DataCube, change func(*tensorstackv1beta1.DataCubeStatus)) error {
 	before := dc.DeepCopy()
 	change(&dc.Status)
 	if equality.Semantic.DeepEqual(before.Status, dc.Status) {

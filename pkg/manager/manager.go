@@ -122,7 +122,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := setupStorageShim(mgr, opts); err != nil {
 		return nil, err
 	}
-	if err := datacube.NewDataCubeReconciler(mgr.GetClient(), mgr.GetEventRecorder("datacube-controller"),
+	if err := datacube.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("datacube-controller"),
 		opts.DataCubeExecutorImage).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the DataCube controller: %w", err)
 	}

@@ -6,10 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"k8s.io/klog/v2"
+
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/test/kubelet"
-	"k8s.io/klog/v2"
 )
 
 // benchPlugin runs an in-process plugin and returns its kubelet-side view.

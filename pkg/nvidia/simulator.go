@@ -244,7 +244,9 @@ func (s *Simulator) extendDevice(d *server.Device, i int, nvlink [][]bool, node 
 // MIG device UUIDs derive from seed (the profile name or the GPU's UUID)
 // and the GPU and MIG device indices.
 func (s *Simulator) createMIG(d *server.Device, seed string, index int, shape []int) error {
-	d.SetMigMode(nvml.DEVICE_MIG_ENABLE)
+	if ret, _ := d.SetMigMode(nvml.DEVICE_MIG_ENABLE); ret != nvml.SUCCESS {
+		return fmt.Errorf("enabling MIG on simulated GPU %d: %v", index, ret)
+	}
 	for j, slices := range shape {
 		ids, ok := giProfileBySlices[slices]
 		if !ok {

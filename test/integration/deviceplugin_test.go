@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,7 +150,8 @@ func TestDevicePluginInitErrors(t *testing.T) {
 			args := append([]string{"--device-plugin-path=" + dir}, tc.args...)
 			out, err := exec.Command(bin, args...).CombinedOutput()
 			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
 				code = ee.ExitCode()
 			}
 			if code != tc.wantCode || !strings.Contains(string(out), tc.wantLog) {

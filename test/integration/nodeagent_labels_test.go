@@ -132,7 +132,7 @@ func checkOwnership(n corev1.Node) error {
 		if mf.Operation != metav1.ManagedFieldsOperationApply {
 			return fmt.Errorf("agent's operation = %s, want Apply", mf.Operation)
 		}
-		raw := string(mf.FieldsV1.Raw)
+		raw := mf.FieldsV1.GetRawString()
 		for _, other := range []string{"kubernetes.io/hostname", "container-toolkit"} {
 			if strings.Contains(raw, other) {
 				return fmt.Errorf("agent owns %s: %s", other, raw)

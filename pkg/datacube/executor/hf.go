@@ -119,7 +119,7 @@ func (h *hfSide) do(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("Hugging Face %s %s: %w", req.Method, req.URL.Redacted(), err)
+		return nil, fmt.Errorf("hub request %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
@@ -142,7 +142,7 @@ func (h *hfSide) do(req *http.Request) (*http.Response, error) {
 	case http.StatusNotFound:
 		what = " (no such repository, revision or file, or a private one without a valid token)"
 	}
-	return nil, fmt.Errorf("Hugging Face %s %s: %s%s: %s", req.Method, req.URL.Redacted(), resp.Status, what, msg)
+	return nil, fmt.Errorf("hub request %s %s: %s%s: %s", req.Method, req.URL.Redacted(), resp.Status, what, msg)
 }
 
 // sendJSON sends in (if not nil) as JSON with method to u and decodes the

@@ -93,11 +93,9 @@ func s3Status(err error, format string, args ...any) error {
 func checkAccess(ctx context.Context, cl *minio.Client, bucket string) error {
 	ctx, cancel := context.WithTimeout(ctx, s3Timeout)
 	defer cancel()
-	for obj := range cl.ListObjects(ctx, bucket, minio.ListObjectsOptions{MaxKeys: 1}) {
-		if obj.Err != nil {
-			return s3Status(obj.Err, "checking access to bucket %s", bucket)
-		}
-		break
+	// The first result is enough; cancel stops the listing.
+	if obj, ok := <-cl.ListObjects(ctx, bucket, minio.ListObjectsOptions{MaxKeys: 1}); ok && obj.Err != nil {
+		return s3Status(obj.Err, "checking access to bucket %s", bucket)
 	}
 	return nil
 }

@@ -179,7 +179,7 @@ func binaryRSS(dir, socket string) (string, error) {
 			}
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("agent binary not serving GPU series: %v", err)
+			return "", fmt.Errorf("agent binary not serving GPU series: %w", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
