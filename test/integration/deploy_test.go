@@ -31,7 +31,7 @@ func TestDeployManifestsApply(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, name := range []string{"device-plugin", "node-agent", "csi-s3-node"} {
+	for _, name := range []string{"device-plugin", "ascend-device-plugin", "node-agent", "csi-s3-node"} {
 		if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "accelstack-system", Name: name}, &appsv1.DaemonSet{}); err != nil {
 			t.Errorf("DaemonSet %s: %v", name, err)
 		}
