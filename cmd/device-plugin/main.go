@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia"
@@ -32,11 +33,13 @@ func main() {
 	fs.DurationVar(&nv.HealthQuietPeriod, "health-quiet-period", nv.HealthQuietPeriod, "An unhealthy device with no XID for this long that passes an NVML check is healthy again; 0 never heals.")
 	fs.StringVar(&nv.ControlSocket, "simulate-control-socket", "", "With --backend=simulated: a unix socket accepting 'xid <device> <xid>' to inject events.")
 	as := ascend.DefaultOptions()
+	var vo volcano.Options
+	var volcanoMode bool
 	var kubeconfig string
 	fs.StringVar(&as.DCMILibrary, "dcmi-library", ascend.DefaultDCMILibrary, "Ascend: path or name of the DCMI library.")
 	fs.BoolVar(&as.UseAscendDocker, "use-ascend-docker", as.UseAscendDocker, "Ascend: pass ASCEND_VISIBLE_DEVICES for Ascend Docker Runtime instead of /dev/davinci* device specs.")
-	fs.BoolVar(&as.Volcano, "volcano", false, "Ascend: allocate the chips Volcano annotated on the pod (needs --node-name).")
-	fs.StringVar(&as.NodeName, "node-name", "", "Ascend: this node's name, for Volcano mode.")
+	fs.BoolVar(&volcanoMode, "volcano", false, "Ascend: allocate the chips Volcano annotated on the pod (needs --node-name).")
+	fs.StringVar(&vo.NodeName, "node-name", "", "Ascend: this node's name, for Volcano mode.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Ascend: kubeconfig for Volcano mode; empty means in-cluster.")
 	fs.DurationVar(&as.HealthPeriod, "health-check-period", as.HealthPeriod, "Ascend: how often chip health is polled.")
 	for name, env := range map[string]string{
@@ -71,7 +74,14 @@ func main() {
 
 	cli.Main(fs, func(ctx context.Context) error {
 		as.Backend, as.Simulate, as.ControlSocket = cfg.Backend, cfg.Simulate, nv.ControlSocket
-		v, err := newVendor(&cfg, nv, as, kubeconfig)
+		if volcanoMode {
+			p, err := newVolcanoPicker(vo, kubeconfig)
+			if err != nil {
+				return err
+			}
+			as.Picker = p
+		}
+		v, err := newVendor(&cfg, nv, as)
 		if err != nil {
 			return err
 		}
@@ -81,7 +91,7 @@ func main() {
 
 // newVendor builds the vendor named by cfg; the config file's
 // failOnInitError applies unless the flag or its variable was given.
-func newVendor(cfg *deviceplugin.Config, nv nvidia.Options, as ascend.Options, kubeconfig string) (deviceplugin.Vendor, error) {
+func newVendor(cfg *deviceplugin.Config, nv nvidia.Options, as ascend.Options) (deviceplugin.Vendor, error) {
 	switch cfg.Vendor {
 	case deviceplugin.VendorNVIDIA:
 		nv.Backend, nv.Simulate, nv.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
@@ -95,13 +105,16 @@ func newVendor(cfg *deviceplugin.Config, nv nvidia.Options, as ascend.Options, k
 		cfg.FailOnInitError = v.Settings().FailOnInitError
 		return v, nil
 	default:
-		if as.Volcano {
-			c, err := ascend.NewKubeClient(kubeconfig)
-			if err != nil {
-				return nil, err
-			}
-			as.Client = c
-		}
 		return ascend.NewVendor(as)
 	}
+}
+
+// newVolcanoPicker connects to the API server for Ascend's Volcano mode.
+func newVolcanoPicker(o volcano.Options, kubeconfig string) (*volcano.Picker, error) {
+	c, err := volcano.NewKubeClient(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	o.Client = c
+	return volcano.New(o)
 }

@@ -20,34 +20,6 @@ func TestKindOf(t *testing.T) {
 	}
 }
 
-func TestParseAnnotation(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    []string
-		wantErr bool
-	}{
-		{"two chips", "Ascend910-0,Ascend910-3", []string{"Ascend910-0", "Ascend910-3"}, false},
-		{"spaces", " Ascend910-0 , Ascend910-1", []string{"Ascend910-0", "Ascend910-1"}, false},
-		{"empty", "", nil, true},
-		{"trailing comma", "Ascend910-0,", nil, true},
-		{"no id", "Ascend910", nil, true},
-		{"bad id", "Ascend910-x", nil, true},
-		{"negative id", "Ascend910--1", nil, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseAnnotation(tc.in)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestRunCommand(t *testing.T) {
 	sim, err := NewSimulator(ProfileAscend910B8)
 	if err != nil {

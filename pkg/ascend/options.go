@@ -1,10 +1,6 @@
 package ascend
 
-import (
-	"time"
-
-	"k8s.io/client-go/kubernetes"
-)
+import "time"
 
 // Options configure the Ascend vendor.
 type Options struct {
@@ -26,22 +22,13 @@ type Options struct {
 	// HealthPeriod is the health polling period.
 	HealthPeriod time.Duration
 
-	// Volcano makes Allocate use the chips Volcano annotated on the pod.
-	Volcano bool
-	// NodeName is this node, required with Volcano.
-	NodeName string
-	// Client reaches the API server in Volcano mode.
-	Client kubernetes.Interface
-	// VolcanoWait bounds how long Allocate waits for the pod to appear in
-	// the informer cache; at most MaxVolcanoWait.
-	VolcanoWait time.Duration
+	// Picker, when set, chooses the chips of each Allocate instead of
+	// the kubelet's IDs (Volcano mode: pkg/ascend/volcano).
+	Picker ChipPicker
 }
-
-// MaxVolcanoWait is the longest Allocate waits for Volcano's pod.
-const MaxVolcanoWait = 3 * time.Second
 
 // DefaultOptions returns the defaults: Ascend Docker Runtime, /dev, 5 s
 // health polling.
 func DefaultOptions() Options {
-	return Options{UseAscendDocker: true, DevRoot: "/dev", HealthPeriod: DefaultHealthPeriod, VolcanoWait: MaxVolcanoWait}
+	return Options{UseAscendDocker: true, DevRoot: "/dev", HealthPeriod: DefaultHealthPeriod}
 }

@@ -265,3 +265,75 @@ func TestUnhealthyAtStart(t *testing.T) {
 		t.Fatalf("waiting for recovery: %v", err)
 	}
 }
+
+// fakePicker picks fixed device IDs through resolve.
+type fakePicker struct {
+	ids []string
+
+	mu            sync.Mutex
+	started       int
+	stopped       int
+	gotResource   string
+	gotKubeletIDs []string
+}
+
+func (f *fakePicker) Start(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started++
+	return nil
+}
+
+func (f *fakePicker) Stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped++
+}
+
+func (f *fakePicker) PickChips(_ context.Context, resource string, kubeletIDs []string, resolve func([]string) ([]ascend.Chip, error)) ([]ascend.Chip, error) {
+	f.mu.Lock()
+	f.gotResource, f.gotKubeletIDs = resource, kubeletIDs
+	f.mu.Unlock()
+	return resolve(f.ids)
+}
+
+func TestAllocateWithChipPicker(t *testing.T) {
+	tests := []struct {
+		name     string
+		picked   []string
+		wantEnv  string
+		wantCode codes.Code
+	}{
+		{"picked chips replace the kubelet's", []string{"Ascend910-2", "Ascend910-6"}, "2,6", codes.OK},
+		{"picked chip unknown", []string{"Ascend910-12"}, "", codes.InvalidArgument},
+		{"nothing picked", nil, "", codes.InvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakePicker{ids: tc.picked}
+			o := simulated(ascend.ProfileAscend910B8)
+			o.Picker = f
+			k, _ := startPlugin(t, o)
+			ctx := testCtx(t)
+			p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Allocate(ctx, []string{"Ascend910-0", "Ascend910-1"})
+			if code := status.Code(err); code != tc.wantCode {
+				t.Fatalf("Allocate: code %v (%v), want %v", code, err, tc.wantCode)
+			}
+			f.mu.Lock()
+			got := []any{f.started, f.gotResource, f.gotKubeletIDs}
+			f.mu.Unlock()
+			if diff := cmp.Diff([]any{1, ascend.ResourceAscend910, []string{"Ascend910-0", "Ascend910-1"}}, got); diff != "" {
+				t.Errorf("picker starts and call (-want +got):\n%s", diff)
+			}
+			if err == nil {
+				if env := resp.ContainerResponses[0].Envs[ascend.EnvVisibleDevices]; env != tc.wantEnv {
+					t.Errorf("%s = %q, want %q", ascend.EnvVisibleDevices, env, tc.wantEnv)
+				}
+			}
+		})
+	}
+}

@@ -17,15 +17,14 @@ type resourceManager struct {
 	byID     map[string]Chip
 	health   *healthMonitor
 	opts     Options
-	volcano  *volcano
 	changes  chan struct{}
 }
 
 var _ deviceplugin.ResourceManager = (*resourceManager)(nil)
 
-func newResourceManager(resource string, chips []Chip, h *healthMonitor, o Options, v *volcano) *resourceManager {
+func newResourceManager(resource string, chips []Chip, h *healthMonitor, o Options) *resourceManager {
 	rm := &resourceManager{resource: resource, chips: chips, byID: map[string]Chip{}, health: h, opts: o,
-		volcano: v, changes: make(chan struct{}, 1)}
+		changes: make(chan struct{}, 1)}
 	for _, c := range chips {
 		rm.byID[c.ID()] = c
 	}
@@ -58,16 +57,16 @@ func (rm *resourceManager) Devices() []*pluginapi.Device {
 	return out
 }
 
-// Allocate returns the container settings. In Volcano mode the kubelet's
-// IDs only give the count: the chips are those Volcano annotated on the
-// pending pod.
+// Allocate returns the container settings. With a chip picker (Volcano
+// mode) the picker chooses the chips; otherwise they are the kubelet's IDs.
 func (rm *resourceManager) Allocate(ctx context.Context, ids []string) (*pluginapi.ContainerAllocateResponse, error) {
 	var chips []Chip
 	var err error
-	if rm.volcano != nil {
-		chips, err = rm.volcano.allocate(ctx, rm, ids)
+	resolve := func(ids []string) ([]Chip, error) { return resolveIDs(rm.resource, rm.byID, rm.health, ids) }
+	if rm.opts.Picker != nil {
+		chips, err = rm.opts.Picker.PickChips(ctx, rm.resource, ids, resolve)
 	} else {
-		chips, err = resolveIDs(rm.resource, rm.byID, rm.health, ids)
+		chips, err = resolve(ids)
 	}
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package ascend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -19,7 +18,7 @@ type Vendor struct {
 	mu      sync.Mutex
 	lib     Lib
 	health  *healthMonitor
-	volcano *volcano
+	picker  ChipPicker // started, until Stop
 	control *deviceplugin.ControlServer
 }
 
@@ -27,12 +26,6 @@ var _ deviceplugin.Vendor = (*Vendor)(nil)
 
 // NewVendor checks the options and builds the simulator if asked.
 func NewVendor(o Options) (*Vendor, error) {
-	if o.Volcano && (o.NodeName == "" || o.Client == nil) {
-		return nil, errors.New("volcano mode needs --node-name (or NODE_NAME) and a cluster connection")
-	}
-	if o.VolcanoWait <= 0 || o.VolcanoWait > MaxVolcanoWait {
-		o.VolcanoWait = MaxVolcanoWait
-	}
 	v := &Vendor{opts: o, sim: o.Simulator}
 	if o.Backend == deviceplugin.BackendSimulated && v.sim == nil {
 		var err error
@@ -66,8 +59,8 @@ func Open(path string, sim *Simulator) (Lib, error) {
 	return lib, nil
 }
 
-// Start discovers the chips, starts health polling (and the Volcano pod
-// informer) and returns one resource manager per chip kind.
+// Start discovers the chips, starts health polling (and the chip
+// picker) and returns one resource manager per chip kind.
 func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, error) {
 	logger := klog.FromContext(ctx)
 	lib, err := Open(v.opts.DCMILibrary, v.sim)
@@ -87,9 +80,8 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 		return nil, err
 	}
 	h := newHealthMonitor(lib, chips, v.opts.HealthPeriod)
-	var vc *volcano
-	if v.opts.Volcano {
-		if vc, err = startVolcano(ctx, v.opts); err != nil {
+	if p := v.opts.Picker; p != nil {
+		if err := p.Start(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -103,12 +95,12 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 	}
 	var out []deviceplugin.ResourceManager
 	for _, r := range order {
-		out = append(out, newResourceManager(r, byResource[r], h, v.opts, vc))
-		logger.Info("Advertising resource", "resource", r, "devices", len(byResource[r]), "volcano", v.opts.Volcano)
+		out = append(out, newResourceManager(r, byResource[r], h, v.opts))
+		logger.Info("Advertising resource", "resource", r, "devices", len(byResource[r]), "picker", v.opts.Picker != nil)
 	}
 	h.start(ctx)
 	v.mu.Lock()
-	v.health, v.volcano = h, vc
+	v.health, v.picker = h, v.opts.Picker
 	v.mu.Unlock()
 	return out, nil
 }
@@ -124,17 +116,17 @@ func (v *Vendor) Health(phy int) ChipHealth {
 	return h.health(phy)
 }
 
-// Stop ends health polling and the informer and closes the library.
+// Stop ends health polling and the chip picker and closes the library.
 func (v *Vendor) Stop() error {
 	v.mu.Lock()
-	h, vc, lib := v.health, v.volcano, v.lib
-	v.health, v.volcano, v.lib = nil, nil, nil
+	h, picker, lib := v.health, v.picker, v.lib
+	v.health, v.picker, v.lib = nil, nil, nil
 	v.mu.Unlock()
 	if h != nil {
 		h.stopAndWait()
 	}
-	if vc != nil {
-		vc.stop()
+	if picker != nil {
+		picker.Stop()
 	}
 	if v.control != nil {
 		v.control.Close()

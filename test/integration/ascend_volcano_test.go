@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
@@ -40,8 +41,10 @@ func startAscendVolcano(t *testing.T, cs kubernetes.Interface) (*kubelet.Plugin,
 	}
 	o := ascend.DefaultOptions()
 	o.Backend, o.Simulate = deviceplugin.BackendSimulated, ascend.ProfileAscend910B8
-	o.Volcano, o.NodeName, o.Client = true, ascendNode, cs
-	o.VolcanoWait = time.Second
+	o.Picker, err = volcano.New(volcano.Options{NodeName: ascendNode, Client: cs, Wait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	v, err := ascend.NewVendor(o)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +80,7 @@ func startAscendVolcano(t *testing.T, cs kubernetes.Interface) (*kubelet.Plugin,
 func volcanoPod(name, chips, predicateTime string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
-			ascend.ResourceAscend910: chips, ascend.AnnotationPredicateTimeKey: predicateTime}},
+			ascend.ResourceAscend910: chips, volcano.AnnotationPredicateTimeKey: predicateTime}},
 		Spec: corev1.PodSpec{NodeName: ascendNode, Containers: []corev1.Container{{Name: "c", Image: "mindspore"}}},
 	}
 }
@@ -140,14 +143,14 @@ func TestAscendVolcanoMode(t *testing.T) {
 		t.Errorf("envs (-want +got):\n%s", diff)
 	}
 	ann := annotations("worker-0")
-	if got := ann[ascend.AnnotationRealKey]; got != "Ascend910-0,Ascend910-3" {
-		t.Errorf("%s = %q", ascend.AnnotationRealKey, got)
+	if got := ann[volcano.AnnotationRealKey]; got != "Ascend910-0,Ascend910-3" {
+		t.Errorf("%s = %q", volcano.AnnotationRealKey, got)
 	}
-	var conf ascend.PodConfiguration
-	if err := json.Unmarshal([]byte(ann[ascend.AnnotationConfigurationKey]), &conf); err != nil {
-		t.Fatalf("configuration annotation %q: %v", ann[ascend.AnnotationConfigurationKey], err)
+	var conf volcano.PodConfiguration
+	if err := json.Unmarshal([]byte(ann[volcano.AnnotationConfigurationKey]), &conf); err != nil {
+		t.Fatalf("configuration annotation %q: %v", ann[volcano.AnnotationConfigurationKey], err)
 	}
-	wantConf := ascend.PodConfiguration{PodName: "worker-0", ServerID: "10.1.2.3", Devices: []ascend.DeviceConfig{
+	wantConf := volcano.PodConfiguration{PodName: "worker-0", ServerID: "10.1.2.3", Devices: []volcano.DeviceConfig{
 		{DeviceID: "0", DeviceIP: "192.168.100.101"}, {DeviceID: "3", DeviceIP: "192.168.100.104"}}}
 	if diff := cmp.Diff(wantConf, conf); diff != "" {
 		t.Errorf("configuration (-want +got):\n%s", diff)
@@ -198,7 +201,7 @@ func TestAscendVolcanoMode(t *testing.T) {
 			if status.Code(err) != tc.wantCode {
 				t.Fatalf("Allocate: %v, want code %v", err, tc.wantCode)
 			}
-			for _, k := range []string{ascend.AnnotationRealKey, ascend.AnnotationConfigurationKey} {
+			for _, k := range []string{volcano.AnnotationRealKey, volcano.AnnotationConfigurationKey} {
 				if got, ok := annotations(tc.name)[k]; ok {
 					t.Errorf("%s written on a refused pod: %q", k, got)
 				}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
@@ -38,14 +39,14 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("plain mode: %w", err)
 	}
-	volcano, err := benchVolcano(200)
+	vol, err := benchVolcano(200)
 	if err != nil {
 		return fmt.Errorf("volcano mode: %w", err)
 	}
 	fmt.Println("| Ascend device plugin | n | p50 | p99 | target p99 |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| Allocate, plain mode (2 chips) | %d | %s | %s | < 1 ms |\n", len(plain), pct(plain, 50), pct(plain, 99))
-	fmt.Printf("| Allocate, Volcano mode, pod in cache | %d | %s | %s | < 50 ms |\n", len(volcano), pct(volcano, 50), pct(volcano, 99))
+	fmt.Printf("| Allocate, Volcano mode, pod in cache | %d | %s | %s | < 50 ms |\n", len(vol), pct(vol, 50), pct(vol, 99))
 	return nil
 }
 
@@ -123,7 +124,9 @@ func benchVolcano(n int) ([]time.Duration, error) {
 		return nil, err
 	}
 	o := options()
-	o.Volcano, o.NodeName, o.Client = true, node, cs
+	if o.Picker, err = volcano.New(volcano.Options{NodeName: node, Client: cs}); err != nil {
+		return nil, err
+	}
 	p, stop, err := start(ctx, o)
 	if err != nil {
 		return nil, err
@@ -134,7 +137,7 @@ func benchVolcano(n int) ([]time.Duration, error) {
 		name := "pod-" + strconv.Itoa(i)
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
-				ascend.ResourceAscend910: "Ascend910-" + strconv.Itoa(i%8), ascend.AnnotationPredicateTimeKey: strconv.Itoa(i)}},
+				ascend.ResourceAscend910: "Ascend910-" + strconv.Itoa(i%8), volcano.AnnotationPredicateTimeKey: strconv.Itoa(i)}},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "x"}}},
 		}
 		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {

@@ -1,8 +1,15 @@
-package ascend
+// Package volcano is the Ascend device plugin's Volcano mode: an
+// ascend.ChipPicker that gives each Allocate the chips Volcano annotated on
+// this node's oldest pending pod, and writes the chips given and the pod's
+// HCCL rank-table entry back to the pod. It reaches the API server with
+// client-go's clientset, so pkg/ascend (and the node agent) does not
+// import it.
+package volcano
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -22,6 +29,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/ascend"
 )
 
 // Pod annotations of the Volcano protocol.
@@ -52,6 +61,84 @@ type DeviceConfig struct {
 	DeviceIP string `json:"device_ip"`
 }
 
+// MaxWait is the longest an Allocate waits for Volcano's pod.
+const MaxWait = 3 * time.Second
+
+// Options configure the Volcano chip picker.
+type Options struct {
+	// NodeName is this node; required.
+	NodeName string
+	// Client reaches the API server; required.
+	Client kubernetes.Interface
+	// Wait bounds how long an Allocate waits for the pod to appear in the
+	// informer cache; 0 or more than MaxWait means MaxWait.
+	Wait time.Duration
+}
+
+// Picker is an ascend.ChipPicker serving Allocate from a pod informer of
+// this node, started by Start and ended by Stop.
+type Picker struct {
+	opts Options
+
+	mu sync.Mutex
+	v  *volcano // nil when not started
+}
+
+var _ ascend.ChipPicker = (*Picker)(nil)
+
+// New checks the options and returns a picker that is not started yet.
+func New(o Options) (*Picker, error) {
+	if o.NodeName == "" || o.Client == nil {
+		return nil, errors.New("volcano mode needs --node-name (or NODE_NAME) and a cluster connection")
+	}
+	if o.Wait <= 0 || o.Wait > MaxWait {
+		o.Wait = MaxWait
+	}
+	return &Picker{opts: o}, nil
+}
+
+// Start starts the informer of the node's pods, waits for its first sync
+// and reads the node's address for the rank table.
+func (p *Picker) Start(ctx context.Context) error {
+	v, err := startVolcano(ctx, p.opts)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	old := p.v
+	p.v = v
+	p.mu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	return nil
+}
+
+// Stop ends the informer.
+func (p *Picker) Stop() {
+	p.mu.Lock()
+	v := p.v
+	p.v = nil
+	p.mu.Unlock()
+	if v != nil {
+		v.stop()
+	}
+}
+
+// PickChips finds the pod Volcano placed here for len(kubeletIDs) chips of
+// resource, waiting at most the options' Wait for it to reach the cache,
+// checks its chips with resolve, and writes the chips given and the
+// rank-table entry back to the pod. The kubelet's IDs only give the count.
+func (p *Picker) PickChips(ctx context.Context, resource string, kubeletIDs []string, resolve func([]string) ([]ascend.Chip, error)) ([]ascend.Chip, error) {
+	p.mu.Lock()
+	v := p.v
+	p.mu.Unlock()
+	if v == nil {
+		return nil, status.Error(codes.Unavailable, "Volcano mode is not started")
+	}
+	return v.allocate(ctx, resource, kubeletIDs, resolve)
+}
+
 // volcano serves Allocate in Volcano mode from a node-local pod informer.
 type volcano struct {
 	client   kubernetes.Interface
@@ -70,7 +157,7 @@ type volcano struct {
 // startVolcano starts the informer of the node's pods and waits for its
 // first sync, and reads the node's address for the rank table.
 func startVolcano(ctx context.Context, o Options) (*volcano, error) {
-	v := &volcano{client: o.Client, node: o.NodeName, serverID: o.NodeName, wait: o.VolcanoWait,
+	v := &volcano{client: o.Client, node: o.NodeName, serverID: o.NodeName, wait: o.Wait,
 		changed: make(chan struct{}, 1), taken: map[types.UID]time.Time{}, done: make(chan struct{})}
 	if n, err := o.Client.CoreV1().Nodes().Get(ctx, o.NodeName, metav1.GetOptions{}); err == nil {
 		for _, a := range n.Status.Addresses {
@@ -184,29 +271,29 @@ func parseAnnotation(s string) ([]string, error) {
 // allocate finds the pod Volcano placed here for len(ids) chips, waiting
 // at most v.wait for it to reach the cache, checks its chips, and writes
 // the real chips and the rank-table entry back to the pod.
-func (v *volcano) allocate(ctx context.Context, rm *resourceManager, ids []string) ([]Chip, error) {
+func (v *volcano) allocate(ctx context.Context, resource string, ids []string, resolve func([]string) ([]ascend.Chip, error)) ([]ascend.Chip, error) {
 	ctx, cancel := context.WithTimeout(ctx, v.wait)
 	defer cancel()
 	logger := klog.FromContext(ctx)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		cands, err := v.candidates(rm.resource)
+		cands, err := v.candidates(resource)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "listing pods of node %s: %v", v.node, err)
 		}
 		for _, c := range cands {
 			if c.err != nil {
-				return nil, status.Errorf(codes.InvalidArgument, "pod %s/%s: malformed %s annotation: %v", c.pod.Namespace, c.pod.Name, rm.resource, c.err)
+				return nil, status.Errorf(codes.InvalidArgument, "pod %s/%s: malformed %s annotation: %v", c.pod.Namespace, c.pod.Name, resource, c.err)
 			}
 			if len(c.ids) != len(ids) {
 				continue
 			}
-			chips, err := resolveIDs(rm.resource, rm.byID, rm.health, c.ids)
+			chips, err := resolve(c.ids)
 			if err != nil {
 				return nil, status.Errorf(status.Code(err), "pod %s/%s: %s", c.pod.Namespace, c.pod.Name, status.Convert(err).Message())
 			}
-			if err := v.writeBack(ctx, c.pod, rm.resource, chips, ids); err != nil {
+			if err := v.writeBack(ctx, c.pod, resource, chips, ids); err != nil {
 				return nil, err
 			}
 			logger.Info("Allocated Volcano-chosen NPUs", "pod", klog.KObj(c.pod), "devices", c.ids)
@@ -214,7 +301,7 @@ func (v *volcano) allocate(ctx context.Context, rm *resourceManager, ids []strin
 		}
 		select {
 		case <-ctx.Done():
-			return nil, status.Errorf(codes.NotFound, "no pending pod on node %s annotated with %d %s chips within %s (Volcano mode)", v.node, len(ids), rm.resource, v.wait)
+			return nil, status.Errorf(codes.NotFound, "no pending pod on node %s annotated with %d %s chips within %s (Volcano mode)", v.node, len(ids), resource, v.wait)
 		case <-v.changed:
 		case <-tick.C:
 		}
@@ -222,7 +309,7 @@ func (v *volcano) allocate(ctx context.Context, rm *resourceManager, ids []strin
 }
 
 // writeBack patches the pod's annotations.
-func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource string, chips []Chip, kubeletIDs []string) error {
+func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource string, chips []ascend.Chip, kubeletIDs []string) error {
 	given := make([]string, len(chips))
 	conf := PodConfiguration{PodName: pod.Name, ServerID: v.serverID}
 	for i, c := range chips {
@@ -233,7 +320,7 @@ func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource strin
 		AnnotationRealKey:           strings.Join(given, ","),
 		AnnotationKubeletDevicesKey: strings.Join(kubeletIDs, ","),
 	}
-	if resource == ResourceAscend910 {
+	if resource == ascend.ResourceAscend910 {
 		b, err := json.Marshal(conf)
 		if err != nil {
 			return status.Errorf(codes.Internal, "encoding rank table entry: %v", err)

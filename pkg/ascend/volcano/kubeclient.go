@@ -1,4 +1,4 @@
-package ascend
+package volcano
 
 import (
 	"fmt"
