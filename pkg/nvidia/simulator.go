@@ -245,7 +245,7 @@ func (s *Simulator) extendDevice(d *server.Device, i int, nvlink [][]bool, node 
 // and the GPU and MIG device indices.
 func (s *Simulator) createMIG(d *server.Device, seed string, index int, shape []int) error {
 	if ret, _ := d.SetMigMode(nvml.DEVICE_MIG_ENABLE); ret != nvml.SUCCESS {
-		return fmt.Errorf("enabling MIG on simulated GPU %d: %v", index, ret)
+		return fmt.Errorf("enabling MIG on simulated GPU %d: %w", index, ret)
 	}
 	for j, slices := range shape {
 		ids, ok := giProfileBySlices[slices]

@@ -46,7 +46,7 @@ func (cp *ControlPlane) StartControllers(t testing.TB) {
 	for {
 		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe of a test-owned server
 		if err == nil {
-			conn.Close()
+			_ = conn.Close()
 			return
 		}
 		if time.Now().After(deadline) {
