@@ -20,15 +20,9 @@ import (
 
 func buildDevicePlugin(t *testing.T) string {
 	t.Helper()
-	root, err := harness.RepoRoot()
+	bin, err := harness.BuildCmd("device-plugin")
 	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "device-plugin")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/device-plugin")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
 }
