@@ -21,6 +21,7 @@ import (
 
 	"github.com/accelstack/accelstack/api"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
+	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
@@ -108,7 +109,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
-		// Cache only the pods the controllers run, not every pod of the cluster.
+		// Cache only the pods the controllers run, not every pod of the
+		// cluster; the rank-table controller keeps a cache of its own.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {Label: datacube.PodCacheSelector()},
 		}},
@@ -125,6 +127,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := datacube.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("datacube-controller"),
 		opts.DataCubeExecutorImage).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the DataCube controller: %w", err)
+	}
+	if err := ranktable.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(),
+		mgr.GetEventRecorder("ascend-ranktable-controller")).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Ascend rank-table controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)
