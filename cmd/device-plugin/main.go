@@ -6,8 +6,10 @@ import (
 	"context"
 	"flag"
 	"os"
+	"time"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/nodestate"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
@@ -39,7 +41,7 @@ func main() {
 	fs.StringVar(&as.DCMILibrary, "dcmi-library", ascend.DefaultDCMILibrary, "Ascend: path or name of the DCMI library.")
 	fs.BoolVar(&as.UseAscendDocker, "use-ascend-docker", as.UseAscendDocker, "Ascend: pass ASCEND_VISIBLE_DEVICES for Ascend Docker Runtime instead of /dev/davinci* device specs.")
 	fs.BoolVar(&volcanoMode, "volcano", false, "Ascend: allocate the chips Volcano annotated on the pod (needs --node-name).")
-	fs.StringVar(&vo.NodeName, "node-name", "", "Ascend: this node's name, for Volcano mode.")
+	fs.StringVar(&vo.NodeName, "node-name", "", "Ascend: this node's name, for Volcano mode and the node state (mindx-dl-deviceinfo-<node>, servertype).")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Ascend: kubeconfig for Volcano mode; empty means in-cluster.")
 	fs.DurationVar(&as.HealthPeriod, "health-check-period", as.HealthPeriod, "Ascend: how often chip health is polled.")
 	for name, env := range map[string]string{
@@ -85,6 +87,13 @@ func main() {
 		if err != nil {
 			return err
 		}
+		if av, ok := v.(*ascend.Vendor); ok && vo.NodeName != "" {
+			r, err := newNodeState(vo.NodeName, kubeconfig, as.HealthPeriod, av)
+			if err != nil {
+				return err
+			}
+			go r.Run(ctx)
+		}
 		return deviceplugin.Run(ctx, cfg, v)
 	})
 }
@@ -107,6 +116,15 @@ func newVendor(cfg *deviceplugin.Config, nv nvidia.Options, as ascend.Options) (
 	default:
 		return ascend.NewVendor(as)
 	}
+}
+
+// newNodeState publishes the Ascend node's chips and servertype label.
+func newNodeState(node, kubeconfig string, period time.Duration, v *ascend.Vendor) (*nodestate.Reporter, error) {
+	c, err := volcano.NewKubeClient(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return nodestate.New(nodestate.Options{Client: c, NodeName: node, Period: period}, v)
 }
 
 // newVolcanoPicker connects to the API server for Ascend's Volcano mode.

@@ -18,6 +18,7 @@ type Vendor struct {
 	mu      sync.Mutex
 	lib     Lib
 	health  *healthMonitor
+	chips   []Chip     // discovered by Start
 	picker  ChipPicker // started, until Stop
 	control *deviceplugin.ControlServer
 }
@@ -100,9 +101,17 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 	}
 	h.start(ctx)
 	v.mu.Lock()
-	v.health, v.picker = h, v.opts.Picker
+	v.health, v.picker, v.chips = h, v.opts.Picker, chips
 	v.mu.Unlock()
 	return out, nil
+}
+
+// Chips returns the chips the last Start discovered; none before Start
+// or after Stop. The node-state reporter (pkg/ascend/nodestate) reads them.
+func (v *Vendor) Chips() []Chip {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]Chip(nil), v.chips...)
 }
 
 // Health returns the last polled health of the chip with a physical ID.
@@ -120,7 +129,7 @@ func (v *Vendor) Health(phy int) ChipHealth {
 func (v *Vendor) Stop() error {
 	v.mu.Lock()
 	h, picker, lib := v.health, v.picker, v.lib
-	v.health, v.picker, v.lib = nil, nil, nil
+	v.health, v.picker, v.lib, v.chips = nil, nil, nil, nil
 	v.mu.Unlock()
 	if h != nil {
 		h.stopAndWait()
