@@ -114,7 +114,7 @@ const (
 )
 
 var dcmiFunctions = []string{fnInit, fnCardList, fnDeviceNum, fnLogicID, fnPhyID, fnChipInfo, fnHealth,
-	fnErrorCodes, fnNetworkHealth, fnDeviceIP, fnUtilization, fnTemperature, fnPower, fnHBM, fnMemory}
+	fnErrorCodes, fnNetworkHealth, fnDeviceIP, fnUtilization, fnTemperature, fnPower, fnHBM, fnMemory, fnSubscribe}
 
 // DCMI constants the binding passes in.
 const (
@@ -132,6 +132,7 @@ type dcmiLib struct {
 	mu     sync.RWMutex
 	handle unsafe.Pointer
 	syms   map[string]unsafe.Pointer
+	events *eventPipe // fault-event subscription, once FaultEvents is called
 }
 
 var _ Lib = (*dcmiLib)(nil)
@@ -196,6 +197,13 @@ func (l *dcmiLib) Shutdown() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.handle == nil {
+		return nil
+	}
+	if l.events != nil {
+		// DCMI cannot unsubscribe and its event thread runs library code:
+		// detach the callback and keep the library loaded.
+		l.stopEvents()
+		l.handle, l.syms = nil, nil
 		return nil
 	}
 	rc := C.dlclose(l.handle)

@@ -1,12 +1,14 @@
 package ascend
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -21,7 +23,7 @@ func buildFakeDCMI(t *testing.T, state string, defines ...string) (lib, stateFil
 	}
 	dir := t.TempDir()
 	lib = filepath.Join(dir, "libdcmi.so")
-	args := append([]string{"-shared", "-fPIC", "-Wall", "-Werror", "-o", lib, "testdata/fakedcmi.c"}, defines...)
+	args := append([]string{"-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-o", lib, "testdata/fakedcmi.c"}, defines...)
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
@@ -196,5 +198,61 @@ func TestDCMIAfterShutdown(t *testing.T) {
 	}
 	if _, err := lib.Health(0, 0); err == nil || !strings.Contains(err.Error(), "shut down") {
 		t.Errorf("Health after Shutdown: got %v", err)
+	}
+}
+
+// TestDCMIFaultEvents checks that a fault reported through
+// dcmi_subscribe_fault_event reaches the health monitor at once: the poll
+// period is an hour, so only the event can make the chip unhealthy.
+func TestDCMIFaultEvents(t *testing.T) {
+	path, state := buildFakeDCMI(t, fakeState)
+	lib, err := OpenDCMI(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Shutdown()
+	if err := lib.Init(); err != nil {
+		t.Fatal(err)
+	}
+	chips, err := Discover(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lib.(faultEventer).FaultEvents() == nil {
+		t.Fatal("FaultEvents = nil, want a subscription")
+	}
+	h := newHealthMonitor(lib, chips, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.start(ctx)
+	defer h.stopAndWait()
+	if !h.health(1).Healthy {
+		t.Fatal("chip 1 unhealthy before the fault")
+	}
+
+	writeState(t, state, strings.Replace(fakeState, "chip 0 0 0 1 Ascend 910B 20 0 0", "chip 0 0 0 1 Ascend 910B 20 3 0", 1))
+	deadline := time.Now().Add(30 * time.Second) // a bound against hanging, not a latency check
+	for h.health(1).Healthy {
+		if time.Now().After(deadline) {
+			t.Fatal("the fault event never reached the health monitor")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDCMIWithoutFaultEvents checks that a library lacking the
+// subscription leaves health to polling instead of failing.
+func TestDCMIWithoutFaultEvents(t *testing.T) {
+	path, _ := buildFakeDCMI(t, fakeState, "-DOMIT_FAULT_EVENTS")
+	lib, err := OpenDCMI(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Shutdown()
+	if err := lib.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if ch := lib.(faultEventer).FaultEvents(); ch != nil {
+		t.Fatal("FaultEvents without dcmi_subscribe_fault_event != nil")
 	}
 }

@@ -28,8 +28,8 @@ type ChipHealth struct {
 // Usable reports whether the chip may be allocated.
 func (h ChipHealth) Usable() bool { return h.Healthy && h.NetworkHealthy }
 
-// faultEventer is a Lib that signals faults as they happen (the simulator;
-// DCMI's dcmi_subscribe_fault_event is not bound yet).
+// faultEventer is a Lib that signals faults as they happen: the simulator,
+// and DCMI through dcmi_subscribe_fault_event.
 type faultEventer interface {
 	FaultEvents() <-chan struct{}
 }

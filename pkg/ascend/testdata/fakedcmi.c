@@ -262,3 +262,58 @@ int dcmi_get_device_memory_info_v3(int card_id, int device_id, struct dcmi_get_m
 	info->memory_available = 30720;
 	return 0;
 }
+
+/*
+ * Fault events: dcmi_subscribe_fault_event starts a thread that calls the
+ * handler (with a NULL event; the binding does not read it) whenever the
+ * state file changes, as DCMI reports each fault and recovery.
+ */
+#ifndef OMIT_FAULT_EVENTS
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
+
+struct dcmi_event_filter {
+	unsigned long long filter_flag;
+	unsigned int event_id;
+	unsigned char severity;
+	unsigned char node_type;
+};
+
+typedef void (*fault_event_handler)(void *event);
+
+static fault_event_handler handler;
+
+static void *watch_state(void *arg) {
+	const char *path = getenv("FAKE_DCMI_STATE");
+	struct stat last, now;
+	struct timespec tick = {0, 5 * 1000 * 1000};
+	(void)arg;
+	if (path == NULL || stat(path, &last) != 0)
+		return NULL;
+	for (;;) {
+		nanosleep(&tick, NULL);
+		if (stat(path, &now) != 0)
+			continue;
+		if (now.st_mtim.tv_sec != last.st_mtim.tv_sec || now.st_mtim.tv_nsec != last.st_mtim.tv_nsec || now.st_size != last.st_size) {
+			last = now;
+			handler(NULL);
+		}
+	}
+	return NULL;
+}
+
+int dcmi_subscribe_fault_event(int card_id, int device_id, struct dcmi_event_filter filter, fault_event_handler h) {
+	pthread_t t;
+	(void)card_id;
+	(void)device_id;
+	(void)filter;
+	if (h == NULL)
+		return -8001;
+	handler = h;
+	if (pthread_create(&t, NULL, watch_state, NULL) != 0)
+		return -1;
+	pthread_detach(t);
+	return 0;
+}
+#endif
