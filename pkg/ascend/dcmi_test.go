@@ -13,6 +13,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// openFakeDCMI builds the fake library with state, opens and initialises it
+// through the binding, and shuts it down when the test ends.
+func openFakeDCMI(t *testing.T, state string, defines ...string) (lib Lib, stateFile string) {
+	t.Helper()
+	path, stateFile := buildFakeDCMI(t, state, defines...)
+	lib, err := OpenDCMI(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lib.Shutdown() })
+	if err := lib.Init(); err != nil {
+		t.Fatal(err)
+	}
+	return lib, stateFile
+}
+
 // buildFakeDCMI compiles testdata/fakedcmi.c into a shared library with the
 // machine's gcc and points it at a fresh state file holding state.
 func buildFakeDCMI(t *testing.T, state string, defines ...string) (lib, stateFile string) {
@@ -131,15 +147,7 @@ func TestDCMIBinding(t *testing.T) {
 }
 
 func TestDCMIStateChangesAreSeen(t *testing.T) {
-	path, state := buildFakeDCMI(t, fakeState)
-	lib, err := OpenDCMI(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Shutdown()
-	if err := lib.Init(); err != nil {
-		t.Fatal(err)
-	}
+	lib, state := openFakeDCMI(t, fakeState)
 	if h, err := lib.Health(0, 0); err != nil || h != HealthOK {
 		t.Fatalf("Health = %d, %v; want 0", h, err)
 	}
@@ -205,15 +213,7 @@ func TestDCMIAfterShutdown(t *testing.T) {
 // dcmi_subscribe_fault_event reaches the health monitor at once: the poll
 // period is an hour, so only the event can make the chip unhealthy.
 func TestDCMIFaultEvents(t *testing.T) {
-	path, state := buildFakeDCMI(t, fakeState)
-	lib, err := OpenDCMI(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Shutdown()
-	if err := lib.Init(); err != nil {
-		t.Fatal(err)
-	}
+	lib, state := openFakeDCMI(t, fakeState)
 	chips, err := Discover(lib)
 	if err != nil {
 		t.Fatal(err)
@@ -243,15 +243,7 @@ func TestDCMIFaultEvents(t *testing.T) {
 // TestDCMIWithoutFaultEvents checks that a library lacking the
 // subscription leaves health to polling instead of failing.
 func TestDCMIWithoutFaultEvents(t *testing.T) {
-	path, _ := buildFakeDCMI(t, fakeState, "-DOMIT_FAULT_EVENTS")
-	lib, err := OpenDCMI(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Shutdown()
-	if err := lib.Init(); err != nil {
-		t.Fatal(err)
-	}
+	lib, _ := openFakeDCMI(t, fakeState, "-DOMIT_FAULT_EVENTS")
 	if ch := lib.(faultEventer).FaultEvents(); ch != nil {
 		t.Fatal("FaultEvents without dcmi_subscribe_fault_event != nil")
 	}
