@@ -270,7 +270,6 @@ int dcmi_get_device_memory_info_v3(int card_id, int device_id, struct dcmi_get_m
  */
 #ifndef OMIT_FAULT_EVENTS
 #include <pthread.h>
-#include <sys/stat.h>
 #include <time.h>
 
 struct dcmi_event_filter {
@@ -284,21 +283,37 @@ typedef void (*fault_event_handler)(void *event);
 
 static fault_event_handler handler;
 
+/* read_state reads the state file into buf; it returns the length or -1. */
+static long read_state(const char *path, char *buf, long size) {
+	FILE *f = fopen(path, "r");
+	long n;
+	if (f == NULL)
+		return -1;
+	n = (long)fread(buf, 1, (size_t)size, f);
+	fclose(f);
+	return n;
+}
+
+/*
+ * watch_state compares the file's contents, not its mtime: a rewrite of the
+ * same size can land within one coarse mtime tick.
+ */
 static void *watch_state(void *arg) {
+	static char last[1 << 16], now[1 << 16];
 	const char *path = getenv("FAKE_DCMI_STATE");
-	struct stat last, now;
 	struct timespec tick = {0, 5 * 1000 * 1000};
+	long nlast, nnow;
 	(void)arg;
-	if (path == NULL || stat(path, &last) != 0)
+	if (path == NULL || (nlast = read_state(path, last, sizeof last)) < 0)
 		return NULL;
 	for (;;) {
 		nanosleep(&tick, NULL);
-		if (stat(path, &now) != 0)
+		nnow = read_state(path, now, sizeof now);
+		if (nnow < 0 || (nnow == nlast && memcmp(now, last, (size_t)nnow) == 0))
 			continue;
-		if (now.st_mtim.tv_sec != last.st_mtim.tv_sec || now.st_mtim.tv_nsec != last.st_mtim.tv_nsec || now.st_size != last.st_size) {
-			last = now;
-			handler(NULL);
-		}
+		memcpy(last, now, (size_t)nnow);
+		nlast = nnow;
+		handler(NULL);
 	}
 	return NULL;
 }
