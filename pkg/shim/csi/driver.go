@@ -56,8 +56,32 @@ type Config struct {
 	// UnstageTimeout bounds the wait, after unmounting, for a FUSE daemon
 	// to finish uploading and exit before it is killed.
 	UnstageTimeout time.Duration
+	// DaemonCgroupRoot, when set and systemd is not used, is where the
+	// host's cgroup hierarchies are mounted in the plugin (e.g.
+	// /host/sys/fs/cgroup); each FUSE daemon is moved into the cgroup
+	// DaemonCgroupName under every hierarchy's root, out of the plugin
+	// container's cgroup, so it outlives the container.
+	DaemonCgroupRoot string
 	// MetricsAddress serves /metrics when not empty, e.g. ":9808".
 	MetricsAddress string
+	// PluginRegistrationDir, when set, is the kubelet's plugin registry
+	// directory (host /var/lib/kubelet/plugins_registry) as mounted in the
+	// plugin; the driver serves the kubelet plugin-registration API on
+	// <dir>/<DriverName>-reg.sock there. Node and all modes only.
+	PluginRegistrationDir string
+	// KubeletRegistrationPath is the CSI socket's path on the host, which
+	// registration hands to the kubelet; empty means
+	// /var/lib/kubelet/plugins/<DriverName>/csi.sock.
+	KubeletRegistrationPath string
+}
+
+// RegistrationEndpoint is the CSI socket's path on the host that plugin
+// registration reports: KubeletRegistrationPath, or its default.
+func (c Config) RegistrationEndpoint() string {
+	if c.KubeletRegistrationPath != "" {
+		return c.KubeletRegistrationPath
+	}
+	return "/var/lib/kubelet/plugins/" + c.DriverName + "/csi.sock"
 }
 
 // Validate checks the configuration, naming the flag at fault.
@@ -94,6 +118,20 @@ func (c Config) Validate() error {
 	}
 	if _, err := SocketPath(c.Endpoint); err != nil {
 		return fmt.Errorf("invalid value %q for flag --endpoint: %w", c.Endpoint, err)
+	}
+	if c.PluginRegistrationDir != "" {
+		if c.Mode == ModeController {
+			return fmt.Errorf("flag --plugin-registration-dir needs --mode=%s or %s", ModeNode, ModeAll)
+		}
+		if !filepath.IsAbs(c.PluginRegistrationDir) {
+			return fmt.Errorf("invalid value %q for flag --plugin-registration-dir: must be absolute", c.PluginRegistrationDir)
+		}
+	}
+	if c.KubeletRegistrationPath != "" && !filepath.IsAbs(c.KubeletRegistrationPath) {
+		return fmt.Errorf("invalid value %q for flag --kubelet-registration-path: must be absolute", c.KubeletRegistrationPath)
+	}
+	if c.DaemonCgroupRoot != "" && !filepath.IsAbs(c.DaemonCgroupRoot) {
+		return fmt.Errorf("invalid value %q for flag --daemon-cgroup-root: must be absolute", c.DaemonCgroupRoot)
 	}
 	return nil
 }
@@ -141,21 +179,26 @@ func New(cfg Config) (*Driver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	l, err := NewLauncher(cfg.Systemd)
-	if err != nil {
-		return nil, err
+	d := &Driver{cfg: cfg, mounter: mount.NewWithoutSystemd(""), lazyUnmount: detach}
+	if cfg.Mode != ModeController {
+		l, err := NewLauncher(cfg.Systemd, cfg.DaemonCgroupRoot)
+		if err != nil {
+			return nil, err
+		}
+		d.launcher = l
 	}
-	return &Driver{cfg: cfg, mounter: mount.NewWithoutSystemd(""), lazyUnmount: detach, launcher: l}, nil
+	return d, nil
 }
 
-// Run serves the driver's CSI services on its endpoint until ctx ends, then
-// removes the socket.
+// Run serves the driver's CSI services on its endpoint, and the kubelet
+// plugin-registration API when PluginRegistrationDir is set, until ctx
+// ends; then it removes the sockets.
 func (d *Driver) Run(ctx context.Context) error {
 	path, err := SocketPath(d.cfg.Endpoint)
 	if err != nil {
 		return err
 	}
-	l, err := listenUnix(path)
+	l, err := listenUnix(path, 0o660)
 	if err != nil {
 		return err
 	}
@@ -198,21 +241,45 @@ func (d *Driver) Run(ctx context.Context) error {
 		defer metricsSrv.Close()
 	}
 
+	// The registration socket appears only once the CSI socket listens,
+	// since the kubelet calls the CSI endpoint as soon as it has GetInfo.
+	var rs *registrar
+	var regErrc chan error
+	if d.cfg.PluginRegistrationDir != "" && d.cfg.Mode != ModeController {
+		if rs, err = listenRegistration(d.cfg); err != nil {
+			l.Close()
+			return err
+		}
+		defer rs.stop()
+		regErrc = make(chan error, 1)
+	}
+
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
-	klog.FromContext(ctx).Info("Serving CSI", "driver", d.cfg.DriverName, "mode", d.cfg.Mode, "endpoint", d.cfg.Endpoint)
+	log := klog.FromContext(ctx)
+	log.Info("Serving CSI", "driver", d.cfg.DriverName, "mode", d.cfg.Mode, "endpoint", d.cfg.Endpoint)
+	if rs != nil {
+		go func() { regErrc <- rs.serve() }()
+		log.Info("Serving kubelet plugin registration", "socket", rs.path, "kubeletEndpoint", d.cfg.RegistrationEndpoint())
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving CSI on %s: %w", path, err)
+	case err := <-regErrc:
+		srv.Stop()
+		return err
 	case <-ctx.Done():
+		if rs != nil {
+			rs.stop()
+		}
 		srv.GracefulStop()
 		return nil
 	}
 }
 
-// listenUnix listens on a unix socket at path that only its owner and group
-// can use, replacing a stale socket left by an earlier run.
-func listenUnix(path string) (net.Listener, error) {
+// listenUnix listens on a unix socket at path with mode perm, replacing a
+// stale socket left by an earlier run.
+func listenUnix(path string, perm os.FileMode) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("creating socket directory: %w", err)
 	}
@@ -223,7 +290,7 @@ func listenUnix(path string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o660); err != nil {
+	if err := os.Chmod(path, perm); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("restricting socket %s: %w", path, err)
 	}

@@ -32,6 +32,13 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown mounter", mutate: func(c *Config) { c.DefaultMounter = "goofys" }, wantErr: "--default-mounter"},
 		{name: "bad systemd", mutate: func(c *Config) { c.Systemd = "maybe" }, wantErr: "--systemd"},
 		{name: "zero mount timeout", mutate: func(c *Config) { c.MountTimeout = 0 }, wantErr: "--mount-timeout"},
+		{name: "registration", mutate: func(c *Config) {
+			c.PluginRegistrationDir, c.KubeletRegistrationPath = "/registration", "/var/lib/kubelet/plugins/x/csi.sock"
+		}},
+		{name: "registration in controller mode", mutate: func(c *Config) { c.Mode, c.PluginRegistrationDir = ModeController, "/registration" }, wantErr: "--plugin-registration-dir"},
+		{name: "relative registration dir", mutate: func(c *Config) { c.PluginRegistrationDir = "registration" }, wantErr: "--plugin-registration-dir"},
+		{name: "relative kubelet registration path", mutate: func(c *Config) { c.KubeletRegistrationPath = "csi.sock" }, wantErr: "--kubelet-registration-path"},
+		{name: "relative daemon cgroup root", mutate: func(c *Config) { c.DaemonCgroupRoot = "sys/fs/cgroup" }, wantErr: "--daemon-cgroup-root"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // Launcher starts FUSE daemons so that they outlive the plugin process.
@@ -36,22 +38,30 @@ type Daemon struct {
 }
 
 // NewLauncher returns the systemd launcher when useSystemd is "true", or
-// "auto" and the host runs systemd; else the session launcher.
-func NewLauncher(useSystemd string) (Launcher, error) {
+// "auto" and the host runs systemd. Otherwise it returns the cgroup
+// launcher when cgroupRoot is set (the host's cgroup hierarchies, which
+// must be found there), else the session launcher.
+func NewLauncher(useSystemd, cgroupRoot string) (Launcher, error) {
 	switch useSystemd {
 	case "true":
 		return systemdLauncher{}, nil
 	case "false":
-		return sessionLauncher{}, nil
 	case "auto", "":
 		if _, err := os.Stat("/run/systemd/system"); err == nil {
 			if _, err := exec.LookPath("systemd-run"); err == nil {
 				return systemdLauncher{}, nil
 			}
 		}
+	default:
+		return nil, fmt.Errorf("invalid value %q for flag --systemd: must be auto, true or false", useSystemd)
+	}
+	if cgroupRoot == "" {
 		return sessionLauncher{}, nil
 	}
-	return nil, fmt.Errorf("invalid value %q for flag --systemd: must be auto, true or false", useSystemd)
+	if _, err := cgroupHierarchies(cgroupRoot); err != nil {
+		return nil, fmt.Errorf("invalid value %q for flag --daemon-cgroup-root: %w", cgroupRoot, err)
+	}
+	return cgroupLauncher{root: cgroupRoot, name: DaemonCgroupName}, nil
 }
 
 // sessionLauncher starts daemons in their own session (setsid) with no
@@ -100,6 +110,43 @@ func (sessionLauncher) Stop(d Daemon, grace time.Duration) error {
 		return nil
 	}
 	return fmt.Errorf("daemon %d survived SIGKILL", d.PID)
+}
+
+// cgroupLauncher is the session launcher that also moves each daemon out
+// of the plugin container's cgroup, into the cgroup name directly under
+// the root of every hierarchy under root (the host's /sys/fs/cgroup). When
+// the plugin's container stops, the runtime kills the processes of the
+// container's PID namespace, or with hostPID those of its cgroup; a daemon
+// in no namespace or cgroup of the container outlives it, on hosts without
+// systemd.
+type cgroupLauncher struct {
+	sessionLauncher
+	root, name string
+}
+
+var _ Launcher = cgroupLauncher{}
+
+// Start starts cmd with setsid and moves it before returning, so before
+// its mount is reported ready. A daemon that could be moved in no
+// hierarchy is stopped and Start fails; hierarchies where the move failed
+// are logged.
+func (l cgroupLauncher) Start(name string, cmd Command, logPath string) (Daemon, error) {
+	d, err := l.sessionLauncher.Start(name, cmd, logPath)
+	if err != nil {
+		return Daemon{}, err
+	}
+	moved, err := moveToCgroup(l.root, l.name, d.PID)
+	if len(moved) == 0 {
+		_ = l.Stop(d, 5*time.Second)
+		return Daemon{}, fmt.Errorf("moving daemon %d to cgroup %s: %w", d.PID, l.name, err)
+	}
+	log := klog.Background().WithValues("pid", d.PID, "cgroup", l.name)
+	if err != nil {
+		log.Error(err, "Daemon left in the plugin's cgroup in some hierarchies; it may not outlive the plugin's container", "moved", moved)
+	} else {
+		log.V(4).Info("Moved daemon out of the plugin's cgroup", "hierarchies", moved)
+	}
+	return d, nil
 }
 
 // systemdLauncher runs each daemon as a transient systemd service on the
