@@ -1,0 +1,331 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// hostRecord is what Up found on the host before changing it, kept in the
+// state dir so that Down (even after a crash) can put it back.
+type hostRecord struct {
+	// Sysctls holds the kernel tunables' values before the kubelet ran.
+	Sysctls map[string]string `json:"sysctls"`
+	// Existed lists the host paths that existed before Up.
+	Existed map[string]bool `json:"existed"`
+	// Cgroups lists top-level cgroups (hierarchy/name) that existed before.
+	Cgroups map[string]bool `json:"cgroups"`
+	// Chains lists iptables chains (table/chain) that existed before.
+	Chains map[string]bool `json:"chains"`
+}
+
+// recordHost reads the host's state before Up changes it.
+func recordHost() hostRecord {
+	r := hostRecord{Sysctls: map[string]string{}, Existed: map[string]bool{}, Cgroups: map[string]bool{}, Chains: map[string]bool{}}
+	for _, k := range kernelTunables {
+		if v, err := readSysctl(k); err == nil {
+			r.Sysctls[k] = v
+		}
+	}
+	for _, p := range hostPaths {
+		if _, err := os.Lstat(p); err == nil {
+			r.Existed[p] = true
+		}
+	}
+	for _, cg := range topCgroups() {
+		r.Cgroups[cg] = true
+	}
+	for _, c := range iptablesChains() {
+		r.Chains[c] = true
+	}
+	return r
+}
+
+func saveHostRecord(l layout, r hostRecord) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(l.hostRecord(), b, 0o600)
+}
+
+func loadHostRecord(l layout) (*hostRecord, error) {
+	b, err := os.ReadFile(l.hostRecord())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r hostRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", l.hostRecord(), err)
+	}
+	return &r, nil
+}
+
+func sysctlPath(key string) string {
+	return filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
+}
+
+func readSysctl(key string) (string, error) {
+	b, err := os.ReadFile(sysctlPath(key))
+	return strings.TrimSpace(string(b)), err
+}
+
+func writeSysctl(key, value string) error {
+	return os.WriteFile(sysctlPath(key), []byte(value+"\n"), 0o644)
+}
+
+// createBridge creates the cluster bridge with the gateway and API server
+// addresses before anything binds them. An existing bridge is reused.
+func createBridge() error {
+	if _, err := os.Stat("/sys/class/net/" + Bridge); err != nil {
+		if err := run("ip", "link", "add", Bridge, "type", "bridge"); err != nil {
+			return err
+		}
+	}
+	for _, cidr := range []string{GatewayIP + "/24", APIServerIP + "/32"} {
+		out, err := exec.Command("ip", "-o", "addr", "show", "dev", Bridge).Output()
+		if err != nil {
+			return fmt.Errorf("ip addr show %s: %w", Bridge, err)
+		}
+		if !strings.Contains(string(out), " "+cidr+" ") {
+			if err := run("ip", "addr", "add", cidr, "dev", Bridge); err != nil {
+				return err
+			}
+		}
+	}
+	return run("ip", "link", "set", Bridge, "up")
+}
+
+func deleteBridge() error {
+	if _, err := os.Stat("/sys/class/net/" + Bridge); err != nil {
+		return nil
+	}
+	return run("ip", "link", "del", Bridge)
+}
+
+// mountPoints returns the mount points of this mount namespace.
+func mountPoints() ([]string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 {
+			out = append(out, unescapeOctal(f[4]))
+		}
+	}
+	return out, nil
+}
+
+// unescapeOctal undoes mountinfo's \NNN escapes (space, tab, newline, \).
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unmountUnder unmounts every mount at or below the roots, deepest first;
+// a busy mount is detached.
+func unmountUnder(roots ...string) error {
+	var errs []error
+	for pass := 0; pass < 5; pass++ {
+		mounts, err := mountPoints()
+		if err != nil {
+			return err
+		}
+		var todo []string
+		for _, m := range mounts {
+			for _, r := range roots {
+				if m == r || strings.HasPrefix(m, r+"/") {
+					todo = append(todo, m)
+					break
+				}
+			}
+		}
+		if len(todo) == 0 {
+			return nil
+		}
+		sort.Sort(sort.Reverse(sort.StringSlice(todo)))
+		errs = errs[:0]
+		for _, m := range todo {
+			if err := syscall.Unmount(m, 0); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+					errs = append(errs, fmt.Errorf("unmounting %s: %w", m, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cgroupHierarchies returns the cgroup hierarchy roots: each v1 controller
+// mount under /sys/fs/cgroup (links such as cpu -> cpu,cpuacct skipped),
+// or /sys/fs/cgroup itself on a unified (v2) host.
+func cgroupHierarchies() []string {
+	const root = "/sys/fs/cgroup"
+	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+		return []string{root}
+	}
+	entries, _ := os.ReadDir(root)
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// topCgroups lists hierarchy/name for each top-level cgroup.
+func topCgroups() []string {
+	var out []string
+	for _, h := range cgroupHierarchies() {
+		entries, _ := os.ReadDir(h)
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, filepath.Join(h, e.Name()))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// removeCgroup kills every process left in the cgroup tree at dir, then
+// removes the tree, deepest first.
+func removeCgroup(dir string) error {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for _, d := range dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	var errs []error
+	for _, d := range dirs {
+		var err error
+		for try := 0; try < 50; try++ {
+			if err = syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
+				err = nil
+				break
+			}
+			if !errors.Is(err, syscall.EBUSY) {
+				break
+			}
+			sleepBriefly()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// iptablesChains lists table/chain for the KUBE-* chains of iptables and
+// ip6tables; none when the commands are missing.
+func iptablesChains() []string {
+	var out []string
+	for _, cmd := range []string{"iptables", "ip6tables"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			continue
+		}
+		for _, table := range []string{"filter", "nat", "mangle"} {
+			b, err := exec.Command(cmd, "-t", table, "-S").Output()
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "-N" && strings.HasPrefix(f[1], "KUBE-") {
+					out = append(out, cmd+"/"+table+"/"+f[1])
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// removeChain deletes the rules jumping to a chain, then the chain.
+func removeChain(id string) error {
+	parts := strings.SplitN(id, "/", 3)
+	if len(parts) != 3 {
+		return fmt.Errorf("bad chain id %q", id)
+	}
+	cmd, table, chain := parts[0], parts[1], parts[2]
+	b, err := exec.Command(cmd, "-t", table, "-S").Output()
+	if err != nil {
+		return fmt.Errorf("%s -t %s -S: %w", cmd, table, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[0] == "-A" && strings.Contains(line, "-j "+chain) {
+			f[0] = "-D"
+			_ = exec.Command(cmd, append([]string{"-t", table}, f...)...).Run()
+		}
+	}
+	if err := run(cmd, "-t", table, "-F", chain); err != nil {
+		return err
+	}
+	return run(cmd, "-t", table, "-X", chain)
+}
+
+func run(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// removeUnmounted removes the tree at path, but only if nothing is mounted
+// in it: removing through a mount would delete what it holds (a FUSE
+// mount of a bucket, say).
+func removeUnmounted(path string) error {
+	mounts, err := mountPoints()
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if m == path || strings.HasPrefix(m, path+"/") {
+			return fmt.Errorf("not removing %s: %s is still mounted", path, m)
+		}
+	}
+	return os.RemoveAll(path)
+}
