@@ -80,7 +80,8 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 }
 
 // addMounters adds the FUSE mounters csi-s3 runs: rclone (the pinned
-// build from the tool cache), s3fs and fusermount3 from the host.
+// build from the tool cache), s3fs and fusermount3 from the host, and
+// util-linux's mount, umount and findmnt for its bind mounts.
 func addMounters(img *image.Image) error {
 	rclone, err := harness.Tool("rclone")
 	if err != nil {
@@ -90,7 +91,8 @@ func addMounters(img *image.Image) error {
 	if err != nil {
 		return err
 	}
-	for host, in := range map[string]string{rclone: "/usr/bin/rclone", "/usr/bin/s3fs": "/usr/bin/s3fs", "/bin/fusermount3": "/usr/bin/fusermount3"} {
+	for host, in := range map[string]string{rclone: "/usr/bin/rclone", "/usr/bin/s3fs": "/usr/bin/s3fs", "/bin/fusermount3": "/usr/bin/fusermount3",
+		"/bin/mount": "/usr/bin/mount", "/bin/umount": "/usr/bin/umount", "/bin/findmnt": "/usr/bin/findmnt"} {
 		if err := img.AddExecutable(host, in); err != nil {
 			return err
 		}
