@@ -106,6 +106,27 @@ bench: envtest-assets tools ## Run the Go benchmarks, then each bench program in
 			go run ./$$d || exit 1; \
 	done
 
+##@ Local cluster
+
+CLUSTER := go run ./hack/cluster
+
+.PHONY: cluster-up
+cluster-up: envtest-assets tools ## Start the local single-node Kubernetes (root): control plane, containerd, kubelet, local images.
+	$(CLUSTER) up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and leave the host as cluster-up found it.
+	$(CLUSTER) down
+
+.PHONY: demo
+demo: envtest-assets tools ## Local cluster, accelstack from deploy/, the examples; prints what a user looks at.
+	$(CLUSTER) demo
+
+.PHONY: test-e2e
+test-e2e: envtest-assets tools ## End-to-end tests on a local cluster of their own (a running one is stopped first).
+	$(CLUSTER) down
+	go test -tags e2e -count=1 -p 1 -v -timeout 30m ./test/e2e/...
+
 ##@ Tools
 
 .PHONY: envtest-assets

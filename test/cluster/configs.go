@@ -99,13 +99,16 @@ func cniConfig(l layout) (string, error) {
 // run no systemd; failCgroupV1 false for cgroup v1 hosts; no iptables
 // chains (they would outlive the kubelet); eviction and image GC
 // thresholds that a busy developer disk does not trip (images are imported,
-// not pulled, so a collected image could not come back).
+// not pulled, so a collected image could not come back); node status every
+// 2s rather than 10s, so a device turning unhealthy shows in allocatable
+// at once.
 func kubeletConfig(l layout) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %s
 healthzBindAddress: 127.0.0.1
 readOnlyPort: 0
+nodeStatusUpdateFrequency: 2s
 cgroupDriver: cgroupfs
 failCgroupV1: false
 failSwapOn: false

@@ -1,0 +1,88 @@
+package cluster
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestUnescapeOctal(t *testing.T) {
+	tests := map[string]string{
+		`/var/lib/kubelet`:         "/var/lib/kubelet",
+		`/mnt/with\040space`:       "/mnt/with space",
+		`/a\011tab\012nl\134slash`: "/a\ttab\nnl\\slash",
+		`/trailing\04`:             `/trailing\04`,
+		`/not\999octal`:            `/not\999octal`,
+	}
+	for in, want := range tests {
+		if got := unescapeOctal(in); got != want {
+			t.Errorf("unescapeOctal(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	before := Snapshot{
+		Sysctls: map[string]string{"vm.overcommit_memory": "0"},
+		Paths:   map[string]bool{KubeletRoot: false},
+		Mounts:  []string{"/", "/proc"},
+		Links:   []string{"lo", "eth0"},
+	}
+	tests := []struct {
+		name  string
+		after func(s *Snapshot)
+		want  []string
+	}{
+		{name: "same", after: func(*Snapshot) {}},
+		{name: "sysctl left changed", after: func(s *Snapshot) { s.Sysctls = map[string]string{"vm.overcommit_memory": "1"} },
+			want: []string{"sysctl vm.overcommit_memory: 0 before, 1 after"}},
+		{name: "path left behind", after: func(s *Snapshot) { s.Paths = map[string]bool{KubeletRoot: true} },
+			want: []string{"path /var/lib/kubelet: existed false before, true after"}},
+		{name: "mount stacked twice", after: func(s *Snapshot) { s.Mounts = []string{"/", "/proc", "/proc"} },
+			want: []string{"mount /proc: left behind (1)"}},
+		{name: "bridge left, eth0 gone", after: func(s *Snapshot) { s.Links = []string{"lo", Bridge} },
+			want: []string{"network link accel0: left behind (1)", "network link eth0: gone (1)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, _ := json.Marshal(before)
+			var after Snapshot
+			if err := json.Unmarshal(b, &after); err != nil {
+				t.Fatal(err)
+			}
+			tt.after(&after)
+			got := Diff(before, after)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Diff = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigs(t *testing.T) {
+	l := layout{dir: t.TempDir()}
+	if err := writeConfigs(l); err != nil {
+		t.Fatal(err)
+	}
+	var conf struct {
+		Plugins []map[string]any `json:"plugins"`
+	}
+	conflist := l.path("cni", "net.d", "10-accelstack.conflist")
+	if err := json.Unmarshal([]byte(mustRead(t, conflist)), &conf); err != nil {
+		t.Fatalf("%s: %v", conflist, err)
+	}
+	if len(conf.Plugins) != 2 || conf.Plugins[0]["bridge"] != Bridge || conf.Plugins[0]["isGateway"] != true {
+		t.Errorf("CNI plugins = %v, want the %s gateway bridge then loopback", conf.Plugins, Bridge)
+	}
+	for file, wants := range map[string][]string{
+		l.path("kubelet.yaml"):    {"address: " + GatewayIP, "cgroupDriver: cgroupfs", "makeIPTablesUtilChains: false", "unix://" + l.containerdSocket()},
+		l.path("containerd.toml"): {"restrict_oom_score_adj = true", `sandbox_image = "` + PauseImage + `"`, "SystemdCgroup = false"},
+	} {
+		got := mustRead(t, file)
+		for _, w := range wants {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q", file, w)
+			}
+		}
+	}
+}
