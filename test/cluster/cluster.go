@@ -405,7 +405,7 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, check func
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), err)
+			return fmt.Errorf("waiting for %s: %w (last: %w)", what, ctx.Err(), err)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

@@ -108,7 +108,7 @@ func createBridge() error {
 
 func deleteBridge() error {
 	if _, err := os.Stat("/sys/class/net/" + Bridge); err != nil {
-		return nil
+		return nil //nolint:nilerr // no bridge, nothing to delete
 	}
 	return run("ip", "link", "del", Bridge)
 }

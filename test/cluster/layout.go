@@ -66,4 +66,3 @@ func (l layout) hostRecord() string        { return l.path("host.json") }
 func (l layout) containerdSocket() string  { return l.path("run", "containerd.sock") }
 func (l layout) adminKubeconfig() string   { return l.path("kubeconfig") }
 func (l layout) kubeletKubeconfig() string { return l.pki("kubelet.kubeconfig") }
-func (l layout) imagesDir() string         { return l.path("images") }

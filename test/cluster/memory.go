@@ -29,7 +29,7 @@ func SampleMemory(interval time.Duration) *MemorySampler {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			if total := ClusterRSS(); total > 0 {
+			if total := RSS(); total > 0 {
 				s.mu.Lock()
 				s.peak = max(s.peak, total)
 				s.mu.Unlock()
@@ -53,9 +53,9 @@ func (s *MemorySampler) Stop() uint64 {
 	return s.peak
 }
 
-// ClusterRSS sums the resident memory, in bytes, of the cluster's
+// RSS sums the resident memory, in bytes, of the cluster's
 // processes now.
-func ClusterRSS() uint64 {
+func RSS() uint64 {
 	var total uint64
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -95,7 +94,7 @@ func waitPod(t *testing.T, ns, name, what string, done func(*corev1.Pod) bool) *
 	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		p, err := kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		pod = p
 		return done(p), nil
@@ -180,7 +179,7 @@ func waitAllocatable(t *testing.T, what string, within time.Duration, want func(
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		a, err := allocatable(ctx)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		last = a
 		return want(a), nil
@@ -189,20 +188,4 @@ func waitAllocatable(t *testing.T, what string, within time.Duration, want func(
 		t.Fatalf("node allocatable never %s within %s; last: %v", what, within, last)
 	}
 	return last
-}
-
-// deletePod deletes a pod and waits until it is gone.
-func deletePod(t *testing.T, ns, name string) {
-	t.Helper()
-	ctx := testContext(t)
-	if err := kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, err := kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		t.Fatalf("pod %s/%s not gone: %v", ns, name, err)
-	}
 }

@@ -34,7 +34,7 @@ func TestNodeAgentAttributesGPUsToPods(t *testing.T) {
 	err := wait.PollUntilContextCancel(testContext(t), 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		m, err := get(ctx, url)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		metrics = m
 		for _, uuid := range strings.Split(devs, ",") {

@@ -109,7 +109,7 @@ func TestDataCubeCopiesPrefixIntoPVC(t *testing.T) {
 	}
 	err := wait.PollUntilContextCancel(testContext(t), 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(dc), dc); err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for _, cond := range dc.Status.Conditions {
 			if cond.Type == tensorstackv1beta1.DataCubeFailed && cond.Status == corev1.ConditionTrue {
@@ -226,7 +226,9 @@ func hostPathPVC(t *testing.T, ns, name string) string {
 	if _, err := kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = kube.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = kube.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+	})
 	empty := ""
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -257,7 +259,7 @@ func waitShimReady(t *testing.T, c client.Client, ns, name string) {
 	shim := &tensorstackv1beta2.StorageShim{}
 	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, shim); err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for _, cond := range shim.Status.Conditions {
 			if cond.Type == tensorstackv1beta2.StorageShimReady {
@@ -279,7 +281,7 @@ func csiNodePod(t *testing.T, not string) string {
 	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		pods, err := kube.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=csi-s3-node"})
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for i := range pods.Items {
 			p := &pods.Items[i]
