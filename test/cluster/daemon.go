@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,16 +56,9 @@ func startDaemon(l layout, name, bin string, args ...string) (*daemon, error) {
 
 // loadDaemon reads the record of name; nil if there is none.
 func loadDaemon(l layout, name string) (*daemon, error) {
-	b, err := os.ReadFile(filepath.Join(l.pids(), name+".json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var d daemon
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("reading the record of %s: %w", name, err)
+	if found, err := readJSON(filepath.Join(l.pids(), name+".json"), &d); !found || err != nil {
+		return nil, err
 	}
 	return &d, nil
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/accelstack/accelstack/test/harness"
 )
 
 // hostRecord is what Up found on the host before changing it, kept in the
@@ -57,18 +59,27 @@ func saveHostRecord(l layout, r hostRecord) error {
 }
 
 func loadHostRecord(l layout) (*hostRecord, error) {
-	b, err := os.ReadFile(l.hostRecord())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	var r hostRecord
+	if found, err := readJSON(l.hostRecord(), &r); !found || err != nil {
 		return nil, err
 	}
-	var r hostRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", l.hostRecord(), err)
-	}
 	return &r, nil
+}
+
+// readJSON decodes the file at path into v; a missing file is not found
+// and no error.
+func readJSON(path string, v any) (found bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return true, nil
 }
 
 func sysctlPath(key string) string {
@@ -113,58 +124,18 @@ func deleteBridge() error {
 	return run("ip", "link", "del", Bridge)
 }
 
-// mountPoints returns the mount points of this mount namespace.
-func mountPoints() ([]string, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 {
-			out = append(out, unescapeOctal(f[4]))
-		}
-	}
-	return out, nil
-}
-
-// unescapeOctal undoes mountinfo's \NNN escapes (space, tab, newline, \).
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // unmountUnder unmounts every mount at or below the roots, deepest first;
 // a busy mount is detached.
 func unmountUnder(roots ...string) error {
 	var errs []error
 	for pass := 0; pass < 5; pass++ {
-		mounts, err := mountPoints()
-		if err != nil {
-			return err
-		}
 		var todo []string
-		for _, m := range mounts {
-			for _, r := range roots {
-				if m == r || strings.HasPrefix(m, r+"/") {
-					todo = append(todo, m)
-					break
-				}
+		for _, r := range roots {
+			mounts, err := harness.Mounts(r)
+			if err != nil {
+				return err
 			}
+			todo = append(todo, mounts...)
 		}
 		if len(todo) == 0 {
 			return nil
@@ -318,14 +289,12 @@ func run(name string, args ...string) error {
 // in it: removing through a mount would delete what it holds (a FUSE
 // mount of a bucket, say).
 func removeUnmounted(path string) error {
-	mounts, err := mountPoints()
+	mounts, err := harness.Mounts(path)
 	if err != nil {
 		return err
 	}
-	for _, m := range mounts {
-		if m == path || strings.HasPrefix(m, path+"/") {
-			return fmt.Errorf("not removing %s: %s is still mounted", path, m)
-		}
+	if len(mounts) > 0 {
+		return fmt.Errorf("not removing %s: %s is still mounted", path, mounts[0])
 	}
 	return os.RemoveAll(path)
 }

@@ -6,21 +6,6 @@ import (
 	"testing"
 )
 
-func TestUnescapeOctal(t *testing.T) {
-	tests := map[string]string{
-		`/var/lib/kubelet`:         "/var/lib/kubelet",
-		`/mnt/with\040space`:       "/mnt/with space",
-		`/a\011tab\012nl\134slash`: "/a\ttab\nnl\\slash",
-		`/trailing\04`:             `/trailing\04`,
-		`/not\999octal`:            `/not\999octal`,
-	}
-	for in, want := range tests {
-		if got := unescapeOctal(in); got != want {
-			t.Errorf("unescapeOctal(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestDiff(t *testing.T) {
 	before := Snapshot{
 		Sysctls: map[string]string{"vm.overcommit_memory": "0"},

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/accelstack/accelstack/test/harness"
 )
 
 // clusterCommands are the programs a cluster runs, on the host or in pods.
@@ -41,7 +43,7 @@ func TakeSnapshot() (Snapshot, error) {
 		_, err := os.Lstat(p)
 		s.Paths[p] = err == nil
 	}
-	mounts, err := mountPoints()
+	mounts, err := harness.Mounts("/")
 	if err != nil {
 		return s, err
 	}

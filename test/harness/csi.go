@@ -125,7 +125,8 @@ func (d *CSIS3) Conn(t testing.TB) *grpc.ClientConn {
 	return conn
 }
 
-// Mounts returns the mount points under root from /proc/self/mountinfo.
+// Mounts returns the mount points at or under root from
+// /proc/self/mountinfo; "/" returns them all.
 func Mounts(root string) ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -140,7 +141,7 @@ func Mounts(root string) ([]string, error) {
 			continue
 		}
 		mp := unescapeMountPath(fields[4])
-		if mp == root || strings.HasPrefix(mp, root+"/") {
+		if root == "/" || mp == root || strings.HasPrefix(mp, root+"/") {
 			out = append(out, mp)
 		}
 	}
