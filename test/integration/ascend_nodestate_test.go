@@ -58,12 +58,17 @@ func TestAscendNodeState(t *testing.T) {
 		res:                             "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7",
 		res + nodestate.UnhealthySuffix: "", res + nodestate.NetworkUnhealthySuffix: "",
 	})
-	n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	// The label follows the ConfigMap: wait for it rather than race it.
+	var n *corev1.Node
+	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		n, err = cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		return err == nil && n.Labels[nodestate.ServerTypeLabel] != "stale", err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := n.Labels[nodestate.ServerTypeLabel]; got != nodestate.ServerType(v.Chips()) || got == "stale" {
-		t.Errorf("servertype = %q", got)
+	if got := n.Labels[nodestate.ServerTypeLabel]; got != nodestate.ServerType(v.Chips()) {
+		t.Errorf("servertype = %q, want %q", got, nodestate.ServerType(v.Chips()))
 	}
 	if n.Labels[nodestate.AcceleratorTypeLabel] != "module-910b-8" || n.Labels[nodestate.HostArchLabel] != "huawei-arm" {
 		t.Errorf("admin labels changed: %v", n.Labels)
