@@ -121,6 +121,9 @@ func (c *Cluster) Up(ctx context.Context) error {
 			return fmt.Errorf("cleaning up the earlier cluster: %w", err)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(KubeletRoot, "pods")); err == nil {
+		return fmt.Errorf("%s/pods exists but no cluster of ours is recorded: another kubelet uses %s; stop it or remove the directory", KubeletRoot, KubeletRoot)
+	}
 	assets := c.opts.Assets
 	if assets == "" {
 		var err error
@@ -350,12 +353,8 @@ func (c *Cluster) Down(ctx context.Context) error {
 			}
 		}
 	}
-	for _, p := range hostPaths {
-		if !rec.Existed[p] {
-			if err := removeUnmounted(p); err != nil {
-				errs = append(errs, err)
-			}
-		}
+	if err := removeNewPaths(rec.Paths); err != nil {
+		errs = append(errs, err)
 	}
 	// Keep the logs for a look after the fact; remove the rest.
 	entries, _ := os.ReadDir(c.l.dir)

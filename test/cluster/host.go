@@ -20,8 +20,9 @@ import (
 type hostRecord struct {
 	// Sysctls holds the kernel tunables' values before the kubelet ran.
 	Sysctls map[string]string `json:"sysctls"`
-	// Existed lists the host paths that existed before Up.
-	Existed map[string]bool `json:"existed"`
+	// Paths lists what existed before Up under the host paths the kubelet
+	// and containerd use (hostTree).
+	Paths map[string]bool `json:"paths"`
 	// Cgroups lists top-level cgroups (hierarchy/name) that existed before.
 	Cgroups map[string]bool `json:"cgroups"`
 	// Chains lists iptables chains (table/chain) that existed before.
@@ -30,16 +31,14 @@ type hostRecord struct {
 
 // recordHost reads the host's state before Up changes it.
 func recordHost() hostRecord {
-	r := hostRecord{Sysctls: map[string]string{}, Existed: map[string]bool{}, Cgroups: map[string]bool{}, Chains: map[string]bool{}}
+	r := hostRecord{Sysctls: map[string]string{}, Paths: map[string]bool{}, Cgroups: map[string]bool{}, Chains: map[string]bool{}}
 	for _, k := range kernelTunables {
 		if v, err := readSysctl(k); err == nil {
 			r.Sysctls[k] = v
 		}
 	}
-	for _, p := range hostPaths {
-		if _, err := os.Lstat(p); err == nil {
-			r.Existed[p] = true
-		}
+	for _, p := range hostTree() {
+		r.Paths[p] = true
 	}
 	for _, cg := range topCgroups() {
 		r.Cgroups[cg] = true
@@ -297,4 +296,46 @@ func removeUnmounted(path string) error {
 		return fmt.Errorf("not removing %s: %s is still mounted", path, mounts[0])
 	}
 	return os.RemoveAll(path)
+}
+
+// hostTreeDepth is how deep hostTree looks: deep enough for containerd's
+// /run/containerd/runc/k8s.io/<container> and /run/netns/<pod netns>.
+const hostTreeDepth = 3
+
+// hostTree lists the host paths and what is below them, hostTreeDepth
+// levels deep, without following links.
+func hostTree() []string {
+	var out []string
+	for _, root := range hostPaths {
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return nil //nolint:nilerr // a missing or vanished path is simply not listed
+			}
+			out = append(out, p)
+			if d.IsDir() && p != root && strings.Count(strings.TrimPrefix(p, root), "/") >= hostTreeDepth {
+				return filepath.SkipDir
+			}
+			return nil
+		})
+	}
+	sort.Strings(out)
+	return out
+}
+
+// removeNewPaths removes what is under the host paths now and was not
+// before (existed), top down, never through a mount.
+func removeNewPaths(existed map[string]bool) error {
+	var errs []error
+	for _, p := range hostTree() {
+		if existed[p] {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue // removed with a parent
+		}
+		if err := removeUnmounted(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

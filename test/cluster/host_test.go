@@ -9,7 +9,7 @@ import (
 func TestDiff(t *testing.T) {
 	before := Snapshot{
 		Sysctls: map[string]string{"vm.overcommit_memory": "0"},
-		Paths:   map[string]bool{KubeletRoot: false},
+		Paths:   []string{"/run/netns"},
 		Mounts:  []string{"/", "/proc"},
 		Links:   []string{"lo", "eth0"},
 	}
@@ -21,8 +21,8 @@ func TestDiff(t *testing.T) {
 		{name: "same", after: func(*Snapshot) {}},
 		{name: "sysctl left changed", after: func(s *Snapshot) { s.Sysctls = map[string]string{"vm.overcommit_memory": "1"} },
 			want: []string{"sysctl vm.overcommit_memory: 0 before, 1 after"}},
-		{name: "path left behind", after: func(s *Snapshot) { s.Paths = map[string]bool{KubeletRoot: true} },
-			want: []string{"path /var/lib/kubelet: existed false before, true after"}},
+		{name: "paths left behind", after: func(s *Snapshot) { s.Paths = []string{KubeletRoot, "/run/netns", "/run/netns/cni-1"} },
+			want: []string{"host path /run/netns/cni-1: left behind (1)", "host path /var/lib/kubelet: left behind (1)"}},
 		{name: "mount stacked twice", after: func(s *Snapshot) { s.Mounts = []string{"/", "/proc", "/proc"} },
 			want: []string{"mount /proc: left behind (1)"}},
 		{name: "bridge left, eth0 gone", after: func(s *Snapshot) { s.Links = []string{"lo", Bridge} },

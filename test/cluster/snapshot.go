@@ -22,7 +22,7 @@ var clusterCommands = map[string]bool{
 // a snapshot before Up and one after Down must be empty.
 type Snapshot struct {
 	Sysctls   map[string]string
-	Paths     map[string]bool
+	Paths     []string
 	Mounts    []string
 	Links     []string
 	Cgroups   []string
@@ -33,15 +33,11 @@ type Snapshot struct {
 
 // TakeSnapshot reads the host's state.
 func TakeSnapshot() (Snapshot, error) {
-	s := Snapshot{Sysctls: map[string]string{}, Paths: map[string]bool{}}
+	s := Snapshot{Sysctls: map[string]string{}, Paths: hostTree()}
 	for _, k := range kernelTunables {
 		if v, err := readSysctl(k); err == nil {
 			s.Sysctls[k] = v
 		}
-	}
-	for _, p := range hostPaths {
-		_, err := os.Lstat(p)
-		s.Paths[p] = err == nil
 	}
 	mounts, err := harness.Mounts("/")
 	if err != nil {
@@ -70,11 +66,7 @@ func Diff(before, after Snapshot) []string {
 			out = append(out, fmt.Sprintf("sysctl %s: %s before, %s after", k, v, after.Sysctls[k]))
 		}
 	}
-	for p, existed := range before.Paths {
-		if after.Paths[p] != existed {
-			out = append(out, fmt.Sprintf("path %s: existed %t before, %t after", p, existed, after.Paths[p]))
-		}
-	}
+	out = append(out, diffSets("host path", before.Paths, after.Paths)...)
 	out = append(out, diffSets("mount", before.Mounts, after.Mounts)...)
 	out = append(out, diffSets("network link", before.Links, after.Links)...)
 	out = append(out, diffSets("cgroup", before.Cgroups, after.Cgroups)...)
