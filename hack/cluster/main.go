@@ -28,12 +28,9 @@ var commands = map[string]func(ctx context.Context, c *cluster.Cluster) error{
 }
 
 func main() {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
+	names := []string{"up", "install", "demo", "status", "down"}
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintf(os.Stderr, "usage: cluster <command> [flags]; commands: up, install, demo, status, down\n")
+		fmt.Fprintf(os.Stderr, "usage: cluster <command> [flags]; commands: %s\n", strings.Join(names, ", "))
 		os.Exit(cli.ExitBadUsage)
 	}
 	command := os.Args[1]
