@@ -43,7 +43,7 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if err := seedBucket(ctx, c); err != nil {
 		return err
 	}
-	root, err := repoRoot()
+	root, err := harness.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -237,5 +237,3 @@ func listTree(dir string) string {
 	}
 	return b.String()
 }
-
-func repoRoot() (string, error) { return harness.RepoRoot() }

@@ -190,12 +190,10 @@ func createS3Secret(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := strings.TrimPrefix(srv.Endpoint, "http://")
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "s3", Labels: map[string]string{"tensorstack.dev/resource": "s3-cfg"}},
 		StringData: map[string]string{
-			".s3cfg": fmt.Sprintf("[default]\naccess_key = %s\nsecret_key = %s\nhost_base = %s\nhost_bucket = %s\nuse_https = False\nbucket_location = %s\n",
-				srv.AccessKey, srv.SecretKey, host, host, srv.Region),
+			".s3cfg":   srv.S3cfg(),
 			"endpoint": srv.Endpoint, "accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey,
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,21 @@ func (s *S3Server) Client() (*minio.Client, error) {
 		Region:       s.Region,
 		BucketLookup: minio.BucketLookupPath,
 	})
+}
+
+// S3cfg is the server's root credentials in s3cmd's .s3cfg format, the
+// layout StorageShim and csi-s3 Secrets hold.
+func (s *S3Server) S3cfg() string {
+	host, https := strings.CutPrefix(s.Endpoint, "https://")
+	if !https {
+		host = strings.TrimPrefix(s.Endpoint, "http://")
+	}
+	useHTTPS := "False"
+	if https {
+		useHTTPS = "True"
+	}
+	return fmt.Sprintf("[default]\naccess_key = %s\nsecret_key = %s\nhost_base = %s\nhost_bucket = %s\nuse_https = %s\nbucket_location = %s\n",
+		s.AccessKey, s.SecretKey, host, host, useHTTPS, s.Region)
 }
 
 // LaunchS3 starts versitygw with its posix backend on dir, listening on

@@ -41,10 +41,7 @@ func s3envSecrets(srv *harness.S3Server) map[string]string {
 
 // s3cfgSecrets is the `.s3cfg` secret layout for srv.
 func s3cfgSecrets(srv *harness.S3Server) map[string]string {
-	host := srv.Endpoint[len("http://"):]
-	return map[string]string{".s3cfg": fmt.Sprintf(
-		"[default]\naccess_key = %s\nsecret_key = %s\nhost_base = %s\nhost_bucket = %s\nuse_https = False\nbucket_location = %s\n",
-		srv.AccessKey, srv.SecretKey, host, host, srv.Region)}
+	return map[string]string{".s3cfg": srv.S3cfg()}
 }
 
 // mountCap is a multi-node-writer mount capability.
