@@ -296,19 +296,22 @@ static long read_state(const char *path, char *buf, long size) {
 
 /*
  * watch_state compares the file's contents, not its mtime: a rewrite of the
- * same size can land within one coarse mtime tick.
+ * same size can land within one coarse mtime tick. The baseline is read by
+ * dcmi_subscribe_fault_event before it returns, so a change written right
+ * after subscribing is reported however late the thread first runs.
  */
+static char watched[4096];
+static char last[1 << 16];
+static long nlast = -1;
+
 static void *watch_state(void *arg) {
-	static char last[1 << 16], now[1 << 16];
-	const char *path = getenv("FAKE_DCMI_STATE");
+	static char now[1 << 16];
 	struct timespec tick = {0, 5 * 1000 * 1000};
-	long nlast, nnow;
+	long nnow;
 	(void)arg;
-	if (path == NULL || (nlast = read_state(path, last, sizeof last)) < 0)
-		return NULL;
 	for (;;) {
 		nanosleep(&tick, NULL);
-		nnow = read_state(path, now, sizeof now);
+		nnow = read_state(watched, now, sizeof now);
 		if (nnow < 0 || (nnow == nlast && memcmp(now, last, (size_t)nnow) == 0))
 			continue;
 		memcpy(last, now, (size_t)nnow);
@@ -320,12 +323,19 @@ static void *watch_state(void *arg) {
 
 int dcmi_subscribe_fault_event(int card_id, int device_id, struct dcmi_event_filter filter, fault_event_handler h) {
 	pthread_t t;
+	const char *path;
 	(void)card_id;
 	(void)device_id;
 	(void)filter;
 	if (h == NULL)
 		return -8001;
 	handler = h;
+	path = getenv("FAKE_DCMI_STATE");
+	if (path == NULL || strlen(path) >= sizeof watched)
+		return -8005;
+	strcpy(watched, path);
+	if ((nlast = read_state(watched, last, sizeof last)) < 0)
+		return -8005;
 	if (pthread_create(&t, NULL, watch_state, NULL) != 0)
 		return -1;
 	pthread_detach(t);
