@@ -19,11 +19,13 @@ CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
 VERSITYGW_VERSION      ?= v1.8.0
 RCLONE_VERSION         ?= v1.76.0
+CSI_PROVISIONER_VERSION ?= v5.3.0
 
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 VERSITYGW      := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 RCLONE         := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
+CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
 
 GO_TEST_FLAGS ?= -race -count=1
 
@@ -134,7 +136,7 @@ envtest-assets: ## Build (or find cached) etcd, kube-apiserver and friends; prin
 	hack/envtest-assets.sh
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) $(RCLONE) ## Install the pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) $(RCLONE) $(CSI_PROVISIONER) ## Install the pinned tools into the cache.
 
 $(CONTROLLER_GEN):
 	$(call go-install-tool,$@,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_GEN_VERSION),controller-gen)
@@ -144,6 +146,8 @@ $(VERSITYGW):
 	$(call go-install-tool,$@,github.com/versity/versitygw/cmd/versitygw,$(VERSITYGW_VERSION),versitygw)
 $(RCLONE):
 	$(call go-install-tool,$@,github.com/rclone/rclone,$(RCLONE_VERSION),rclone)
+$(CSI_PROVISIONER):
+	$(call go-build-module-tool,$@,github.com/kubernetes-csi/external-provisioner/v5,$(CSI_PROVISIONER_VERSION),./cmd/csi-provisioner,csi-provisioner)
 
 # go-install-tool installs package $(2) at version $(3) as the file $(1), and
 # points the link $(LOCALBIN)/$(4) (what the test harness runs) at it. The
@@ -152,6 +156,20 @@ define go-install-tool
 @set -e; echo "installing $(2)@$(3)"; mkdir -p $(LOCALBIN); tmp=$$(mktemp -d); \
 	GOBIN=$$tmp go install $(2)@$(3); mv $$tmp/$(4) $(1); rm -rf $$tmp; \
 	ln -sf $$(basename $(1)) $(LOCALBIN)/$(4)
+endef
+
+# go-build-module-tool builds package $(4) of module $(2) at version $(3),
+# statically, as the file $(1), inside a copy of the module so that its own
+# replace directives apply (go install refuses a module that has them),
+# stripped and stamped with the version (main.version, as the kubernetes-csi
+# sidecars read it), and points the link $(LOCALBIN)/$(5) at it.
+define go-build-module-tool
+@set -e; echo "building $(2)@$(3) $(4)"; mkdir -p $(LOCALBIN); tmp=$$(mktemp -d); \
+	dir=$$(cd $$tmp && GOFLAGS=-mod=mod go mod download -json $(2)@$(3) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	test -n "$$dir"; cp -r "$$dir" $$tmp/src; chmod -R u+w $$tmp/src; \
+	(cd $$tmp/src && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w -X main.version=$(3)" -o $$tmp/$(5) $(4)); \
+	mv $$tmp/$(5) $(1); rm -rf $$tmp; \
+	ln -sf $$(basename $(1)) $(LOCALBIN)/$(5)
 endef
 
 .PHONY: clean

@@ -125,7 +125,10 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	section("Storage (kubectl -n demo get storageshim,pvc,datacube)")
 	out.WriteString(kubectl("-n", "demo", "get", "storageshim,pvc,datacube"))
 	section("Written by train into the StorageShim volume, read back through S3")
-	out.WriteString(readBack(ctx, c, "dataset/written-by-train.txt", 60*time.Second))
+	out.WriteString(readBack(ctx, c, demoBucket, "dataset/written-by-train.txt", 60*time.Second))
+	scratch := strings.TrimSpace(kubectl("-n", "demo", "get", "pvc", "scratch", "-o", "jsonpath={.spec.volumeName}"))
+	section("Written by train into the csi-s3 PVC scratch, read back from its own bucket " + scratch)
+	out.WriteString(readBack(ctx, c, scratch, "checkpoint.txt", 60*time.Second))
 	section("Copied by the DataCube into datacube-pvc (" + demoPVDir + "/dataset)")
 	out.WriteString(listTree(filepath.Join(demoPVDir, "dataset")))
 
@@ -139,7 +142,6 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 
 	section("Not built yet, so not shown")
 	out.WriteString("T9k Jobs (GenericJob and friends), the Queue/PodGroup scheduler, Notebook, serving and workflow controllers.\n")
-	out.WriteString("Dynamic csi-s3 buckets: csi-provisioner is not on the Go module proxy, so the csi-s3 controller runs without it.\n")
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	_, err := os.Stdout.Write(out.Bytes())
@@ -164,9 +166,9 @@ func allocatable(describe string) string {
 	return b.String()
 }
 
-// readBack reads an object of the demo bucket, waiting up to timeout for
-// it to appear (the FUSE mounter uploads a closed file in the background).
-func readBack(ctx context.Context, c *cluster.Cluster, key string, timeout time.Duration) string {
+// readBack reads an object, waiting up to timeout for it to appear (the
+// FUSE mounter uploads a closed file in the background).
+func readBack(ctx context.Context, c *cluster.Cluster, bucket, key string, timeout time.Duration) string {
 	s3, err := c.S3(ctx)
 	if err != nil {
 		return err.Error() + "\n"
@@ -177,17 +179,17 @@ func readBack(ctx context.Context, c *cluster.Cluster, key string, timeout time.
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		obj, err := client.GetObject(ctx, demoBucket, key, minio.GetObjectOptions{})
+		obj, err := client.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 		if err == nil {
 			var b bytes.Buffer
 			_, err = b.ReadFrom(obj)
 			obj.Close()
 			if err == nil {
-				return fmt.Sprintf("s3://%s/%s: %s", demoBucket, key, b.String())
+				return fmt.Sprintf("s3://%s/%s: %s", bucket, key, b.String())
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("s3://%s/%s: %v\n", demoBucket, key, err)
+			return fmt.Sprintf("s3://%s/%s: %v\n", bucket, key, err)
 		}
 		time.Sleep(time.Second)
 	}

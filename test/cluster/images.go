@@ -21,11 +21,15 @@ func Image(name string) string { return "localhost/accelstack/" + name + ":" + I
 // binaries are the accelstack commands that get an image each.
 var binaries = []string{"controllers", "csi-s3", "datacube-executor", "device-plugin", "node-agent"}
 
+// tools are the pinned tools from the tool cache that get an image each:
+// versitygw, the demo's S3 endpoint, and csi-provisioner, the csi-s3
+// controller's sidecar.
+var tools = []string{"versitygw", "csi-provisioner"}
+
 // buildImages builds the pause and busybox images and one image per
 // accelstack binary (the binary and the shared libraries it needs; csi-s3
-// also gets rclone, s3fs and fusermount3), plus versitygw for the demo's S3
-// endpoint. It returns the tarball paths; unchanged images are not
-// rewritten.
+// also gets rclone, s3fs and fusermount3), plus one per tool. It returns
+// the tarball paths; unchanged images are not rewritten.
 func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 	binDir := filepath.Join(c.opts.ImageDir, "bin")
 	pause, err := image.BuildPause(ctx, c.root, binDir)
@@ -57,15 +61,17 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 		}
 		imgs = append(imgs, img)
 	}
-	gw, err := harness.Tool("versitygw")
-	if err != nil {
-		return nil, err
+	for _, name := range tools {
+		bin, err := harness.Tool(name)
+		if err != nil {
+			return nil, err
+		}
+		img := image.Image{Ref: Image(name), Entrypoint: []string{"/usr/bin/" + name}}
+		if err := img.AddExecutable(bin, "/usr/bin/"+name); err != nil {
+			return nil, err
+		}
+		imgs = append(imgs, img)
 	}
-	s3 := image.Image{Ref: Image("versitygw"), Entrypoint: []string{"/usr/bin/versitygw"}}
-	if err := s3.AddExecutable(gw, "/usr/bin/versitygw"); err != nil {
-		return nil, err
-	}
-	imgs = append(imgs, s3)
 
 	var paths []string
 	for _, img := range imgs {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -129,6 +130,85 @@ func TestDataCubeCopiesPrefixIntoPVC(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Errorf("%s in the PVC: %d bytes, err %v; want the object's %d bytes", key, len(got), err, len(want))
 		}
+	}
+}
+
+// TestCSIS3DynamicBucket provisions a PVC of deploy/'s csi-s3
+// StorageClass through csi-provisioner and the driver's controller
+// service: its PV names a fresh bucket, a pod's write lands there, and
+// deleting the PVC deletes the PV and the bucket (reclaimPolicy Delete).
+func TestCSIS3DynamicBucket(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := testContext(t)
+	class := "csi-s3"
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "scratch"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			StorageClassName: &class,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		got, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		pvc = got
+		return pvc.Status.Phase == corev1.ClaimBound, nil
+	})
+	if err != nil {
+		t.Fatalf("PVC of class %s never Bound (phase %q): %v", class, pvc.Status.Phase, err)
+	}
+	pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != "s3.csi.tensorstack.dev" {
+		t.Fatalf("PV %s is not a csi-s3 volume: %+v", pv.Name, pv.Spec.PersistentVolumeSource)
+	}
+	bucket := pv.Spec.CSI.VolumeAttributes["bucket"]
+	if bucket != pv.Name {
+		t.Errorf("PV %s is backed by bucket %q, want one named after the volume", pv.Name, bucket)
+	}
+	srv, err := clus.S3(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3, err := srv.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s3.BucketExists(ctx, bucket); err != nil || !ok {
+		t.Fatalf("bucket %s of PV %s: exists %v, err %v", bucket, pv.Name, ok, err)
+	}
+
+	createPod(t, ns, withVolume(shellPod("writer", "echo dynamic > /data/from-pod.txt && sync", nil), pvc.Name))
+	waitPod(t, ns, "writer", "Succeeded", succeeded)
+	waitObject(t, s3, bucket, "from-pod.txt", "dynamic\n")
+
+	if err := kube.CoreV1().Pods(ns).Delete(ctx, "writer", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, pvc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var exists bool
+	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if _, err := kube.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		exists, err = s3.BucketExists(ctx, bucket)
+		return err == nil && !exists, nil
+	})
+	if err != nil {
+		left, _ := clus.Kubectl(context.Background(), "get", "pv", pv.Name, "-o", "jsonpath={.metadata.finalizers} {.status}")
+		logs, _ := clus.Kubectl(context.Background(), "-n", cluster.Namespace, "logs", "deploy/csi-s3-controller", "-c", "csi-provisioner", "--tail=20")
+		t.Fatalf("after deleting the PVC: PV %s (%s) or bucket %s (exists %v) still there: %v\ncsi-provisioner:\n%s",
+			pv.Name, left, bucket, exists, err, logs)
 	}
 }
 
