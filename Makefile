@@ -15,16 +15,16 @@ LDFLAGS    := -X $(MODULE)/pkg/version.gitVersion=$(VERSION) \
               -X $(MODULE)/pkg/version.buildDate=$(BUILD_DATE)
 
 # Tool versions, installed from the Go module proxy into $(LOCALBIN).
-CONTROLLER_GEN_VERSION ?= v0.23.0
-GOLANGCI_LINT_VERSION  ?= v2.15.0
-VERSITYGW_VERSION      ?= v1.8.0
-RCLONE_VERSION         ?= v1.76.0
+CONTROLLER_GEN_VERSION  ?= v0.23.0
+GOLANGCI_LINT_VERSION   ?= v2.15.0
+VERSITYGW_VERSION       ?= v1.8.0
+RCLONE_VERSION          ?= v1.76.0
 CSI_PROVISIONER_VERSION ?= v5.3.0
 
-CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
-GOLANGCI_LINT  := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
-VERSITYGW      := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
-RCLONE         := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
+CONTROLLER_GEN  := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+GOLANGCI_LINT   := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+VERSITYGW       := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
+RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
 
 GO_TEST_FLAGS ?= -race -count=1
