@@ -27,6 +27,7 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 	"github.com/accelstack/accelstack/test/cluster"
+	"github.com/accelstack/accelstack/test/harness"
 )
 
 // TestStorageShim mounts StorageShim PVCs into pods through the csi-s3
@@ -174,14 +175,7 @@ func TestCSIS3DynamicBucket(t *testing.T) {
 	if bucket != pv.Name {
 		t.Errorf("PV %s is backed by bucket %q, want one named after the volume", pv.Name, bucket)
 	}
-	srv, err := clus.S3(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3, err := srv.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s3 := clusterS3(t)
 	if ok, err := s3.BucketExists(ctx, bucket); err != nil || !ok {
 		t.Fatalf("bucket %s of PV %s: exists %v, err %v", bucket, pv.Name, ok, err)
 	}
@@ -212,11 +206,10 @@ func TestCSIS3DynamicBucket(t *testing.T) {
 	}
 }
 
-// newBucket creates a bucket on the cluster's S3 endpoint holding objects.
-func newBucket(t *testing.T, objects map[string]string) (*minio.Client, string) {
+// clusterS3 returns the cluster's S3 endpoint and a client of it.
+func clusterS3(t *testing.T) (*harness.S3Server, *minio.Client) {
 	t.Helper()
-	ctx := testContext(t)
-	srv, err := clus.S3(ctx)
+	srv, err := clus.S3(testContext(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +217,14 @@ func newBucket(t *testing.T, objects map[string]string) (*minio.Client, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, s3
+}
+
+// newBucket creates a bucket on the cluster's S3 endpoint holding objects.
+func newBucket(t *testing.T, objects map[string]string) (*minio.Client, string) {
+	t.Helper()
+	ctx := testContext(t)
+	srv, s3 := clusterS3(t)
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	bucket := "e2e-" + hex.EncodeToString(suffix)
