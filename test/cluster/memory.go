@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/accelstack/accelstack/test/harness"
 )
 
 // MemorySampler samples the resident memory of the whole cluster: its own
@@ -59,23 +61,16 @@ func RSS() uint64 {
 	var total uint64
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		dir := filepath.Join("/proc", e.Name())
 		if !clusterProcess(dir) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "status"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
-				if kb, err := strconv.ParseUint(f[1], 10, 64); err == nil {
-					total += kb << 10
-				}
-			}
+		if m, err := harness.ProcessMemory(pid); err == nil {
+			total += m.RSS
 		}
 	}
 	return total

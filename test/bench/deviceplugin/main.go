@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -183,16 +182,16 @@ func run() error {
 		}
 		total += len(p.Devices())
 	}
-	rss, err := vmRSS(migp.cmd.Process.Pid)
+	mem, err := harness.ProcessMemory(migp.cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
-	rows = append(rows, row{fmt.Sprintf("Plugin VmRSS, 8 GPUs MIG mixed (4 resources, %d devices)", total), rss, "< 30 MiB"})
+	rows = append(rows, row{fmt.Sprintf("Plugin resident memory, 8 GPUs MIG mixed (4 resources, %d devices)", total), mem.String(), "< 30 MiB"})
 	migp.stop()
 
-	fmt.Printf("%-75s %-22s %s\n", "device-plugin (simulated dgxa100, fake kubelet, unix sockets)", "measured", "target")
+	fmt.Printf("%-75s %-44s %s\n", "device-plugin (simulated dgxa100, fake kubelet, unix sockets)", "measured", "target")
 	for _, r := range rows {
-		fmt.Printf("%-75s %-22s %s\n", r.name, r.value, r.target)
+		fmt.Printf("%-75s %-44s %s\n", r.name, r.value, r.target)
 	}
 	return nil
 }
@@ -227,18 +226,4 @@ func healthOf(devs []*pluginapi.Device, id string) string {
 		}
 	}
 	return ""
-}
-
-func vmRSS(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "", err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			kb, _ := strconv.Atoi(strings.Fields(l)[1])
-			return fmt.Sprintf("%.1f MiB", float64(kb)/1024), nil
-		}
-	}
-	return "", fmt.Errorf("no VmRSS for pid %d", pid)
 }

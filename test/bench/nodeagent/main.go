@@ -21,6 +21,7 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/accelstack/accelstack/pkg/nodeagent"
+	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/podresources"
 )
 
@@ -186,31 +187,15 @@ func binaryRSS(dir, socket string) (string, error) {
 	if _, _, _, err := scrape(url, scrapes); err != nil {
 		return "", err
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	mem, err := harness.ProcessMemory(cmd.Process.Pid)
 	if err != nil {
 		return "", err
-	}
-	// RssAnon is the Go heap, stacks and runtime; RssFile is the mapped
-	// binary, which on kernels mapping page-cache large folios whole is
-	// about its text and read-only data, touched or not.
-	kb := map[string]int{}
-	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 {
-			if n, err := strconv.Atoi(f[1]); err == nil {
-				kb[strings.TrimSuffix(f[0], ":")] = n
-			}
-		}
-	}
-	rss, ok := kb["VmRSS"]
-	if !ok {
-		return "", fmt.Errorf("no VmRSS in /proc/%d/status", cmd.Process.Pid)
 	}
 	fi, err := os.Stat(bin)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%.1f MiB (anonymous %.1f, file-mapped %.1f; binary %.1f MiB)",
-		mib(rss), mib(kb["RssAnon"]), mib(kb["RssFile"]), float64(fi.Size())/(1<<20)), nil
+	return fmt.Sprintf("%s, binary %.1f MiB", mem, float64(fi.Size())/(1<<20)), nil
 }
 
 func pct(d []time.Duration, p int) string {
@@ -222,5 +207,3 @@ func pct(d []time.Duration, p int) string {
 	}
 	return s[i].Round(time.Microsecond).String()
 }
-
-func mib(kb int) float64 { return float64(kb) / 1024 }
