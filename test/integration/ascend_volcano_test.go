@@ -41,7 +41,7 @@ func startAscendVolcano(t *testing.T, cs kubernetes.Interface) (*kubelet.Plugin,
 	}
 	o := ascend.DefaultOptions()
 	o.Backend, o.Simulate = deviceplugin.BackendSimulated, ascend.ProfileAscend910B8
-	o.Picker, err = volcano.New(volcano.Options{NodeName: ascendNode, Client: cs, Wait: time.Second})
+	o.Picker, err = volcano.New(volcano.Options{NodeName: ascendNode, Client: cs.CoreV1(), Wait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

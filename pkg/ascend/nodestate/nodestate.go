@@ -22,7 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
@@ -122,7 +122,7 @@ func ServerType(chips []ascend.Chip) string {
 
 // Options configure a Reporter.
 type Options struct {
-	Client   kubernetes.Interface
+	Client   corev1client.CoreV1Interface
 	NodeName string
 	// Period is how often the chips are read (default 5 s).
 	Period time.Duration
@@ -221,7 +221,7 @@ func (r *Reporter) writeConfigMap(ctx context.Context, lists map[string]string) 
 	if err != nil {
 		return fmt.Errorf("encoding device info: %w", err)
 	}
-	cms := r.o.Client.CoreV1().ConfigMaps(Namespace)
+	cms := r.o.Client.ConfigMaps(Namespace)
 	name := ConfigMapPrefix + r.o.NodeName
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -246,7 +246,7 @@ func (r *Reporter) writeConfigMap(ctx context.Context, lists map[string]string) 
 // labelNode sets servertype only; accelerator-type and host-arch are
 // logged as found.
 func (r *Reporter) labelNode(ctx context.Context, serverType string) error {
-	nodes := r.o.Client.CoreV1().Nodes()
+	nodes := r.o.Client.Nodes()
 	node, err := nodes.Get(ctx, r.o.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("getting node %s: %w", r.o.NodeName, err)

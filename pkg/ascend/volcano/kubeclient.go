@@ -3,14 +3,14 @@ package volcano
 import (
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// NewKubeClient connects to the API server with a kubeconfig file, or
-// in-cluster when kubeconfig is "".
-func NewKubeClient(kubeconfig string) (kubernetes.Interface, error) {
+// NewKubeClient connects to the API server's core/v1 group with a
+// kubeconfig file, or in-cluster when kubeconfig is "".
+func NewKubeClient(kubeconfig string) (corev1client.CoreV1Interface, error) {
 	var cfg *rest.Config
 	var err error
 	if kubeconfig != "" {
@@ -22,7 +22,7 @@ func NewKubeClient(kubeconfig string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("loading cluster configuration: %w", err)
 	}
 	cfg.UserAgent = "accelstack-ascend-device-plugin"
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating cluster client: %w", err)
 	}

@@ -2,7 +2,8 @@
 // ascend.ChipPicker that gives each Allocate the chips Volcano annotated on
 // this node's oldest pending pod, and writes the chips given and the pod's
 // HCCL rank-table entry back to the pod. It reaches the API server with
-// client-go's clientset, so pkg/ascend (and the node agent) does not
+// client-go's core/v1 client only (not the whole clientset, which would
+// triple the plugin's binary), so pkg/ascend (and the node agent) does not
 // import it.
 package volcano
 
@@ -23,9 +24,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/watch"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -68,8 +70,8 @@ const MaxWait = 3 * time.Second
 type Options struct {
 	// NodeName is this node; required.
 	NodeName string
-	// Client reaches the API server; required.
-	Client kubernetes.Interface
+	// Client reaches the API server's core/v1 group; required.
+	Client corev1client.CoreV1Interface
 	// Wait bounds how long an Allocate waits for the pod to appear in the
 	// informer cache; 0 or more than MaxWait means MaxWait.
 	Wait time.Duration
@@ -141,7 +143,7 @@ func (p *Picker) PickChips(ctx context.Context, resource string, kubeletIDs []st
 
 // volcano serves Allocate in Volcano mode from a node-local pod informer.
 type volcano struct {
-	client   kubernetes.Interface
+	client   corev1client.CoreV1Interface
 	node     string
 	serverID string
 	wait     time.Duration
@@ -159,7 +161,7 @@ type volcano struct {
 func startVolcano(ctx context.Context, o Options) (*volcano, error) {
 	v := &volcano{client: o.Client, node: o.NodeName, serverID: o.NodeName, wait: o.Wait,
 		changed: make(chan struct{}, 1), taken: map[types.UID]time.Time{}, done: make(chan struct{})}
-	if n, err := o.Client.CoreV1().Nodes().Get(ctx, o.NodeName, metav1.GetOptions{}); err == nil {
+	if n, err := o.Client.Nodes().Get(ctx, o.NodeName, metav1.GetOptions{}); err == nil {
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP {
 				v.serverID = a.Address
@@ -169,33 +171,38 @@ func startVolcano(ctx context.Context, o Options) (*volcano, error) {
 	} else {
 		klog.FromContext(ctx).Error(err, "Reading this node's address; using the node name as server_id", "node", o.NodeName)
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(o.Client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
-	}))
-	inf := f.Core().V1().Pods()
+	onNode := fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			lo.FieldSelector = onNode
+			return o.Client.Pods(metav1.NamespaceAll).List(ctx, lo)
+		},
+		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			lo.FieldSelector = onNode
+			return o.Client.Pods(metav1.NamespaceAll).Watch(ctx, lo)
+		},
+	}, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	signal := func(any) {
 		select {
 		case v.changed <- struct{}{}:
 		default:
 		}
 	}
-	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: signal, UpdateFunc: func(_, n any) { signal(n) },
 	}); err != nil {
 		return nil, fmt.Errorf("watching pods: %w", err)
 	}
-	v.lister = inf.Lister()
+	v.lister = corelisters.NewPodLister(inf.GetIndexer())
 	ictx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
 	go func() {
 		defer close(v.done)
-		f.Start(ictx.Done())
-		<-ictx.Done()
-		f.Shutdown()
+		inf.RunWithContext(ictx)
 	}()
 	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 	defer scancel()
-	if !cache.WaitForCacheSync(sctx.Done(), inf.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(sctx.Done(), inf.HasSynced) {
 		v.stop()
 		return nil, fmt.Errorf("syncing the pods of node %s: %w", o.NodeName, sctx.Err())
 	}
@@ -334,7 +341,7 @@ func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource strin
 	v.mu.Lock()
 	v.taken[pod.UID] = time.Now()
 	v.mu.Unlock()
-	if _, err := v.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := v.client.Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		v.mu.Lock()
 		delete(v.taken, pod.UID)
 		v.mu.Unlock()

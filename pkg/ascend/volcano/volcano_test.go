@@ -44,10 +44,10 @@ func TestNew(t *testing.T) {
 		wantWait time.Duration
 		wantErr  bool
 	}{
-		{"defaults the wait", Options{NodeName: "n", Client: cs}, MaxWait, false},
-		{"keeps a shorter wait", Options{NodeName: "n", Client: cs, Wait: time.Second}, time.Second, false},
-		{"caps a longer wait", Options{NodeName: "n", Client: cs, Wait: time.Minute}, MaxWait, false},
-		{"needs a node name", Options{Client: cs}, 0, true},
+		{"defaults the wait", Options{NodeName: "n", Client: cs.CoreV1()}, MaxWait, false},
+		{"keeps a shorter wait", Options{NodeName: "n", Client: cs.CoreV1(), Wait: time.Second}, time.Second, false},
+		{"caps a longer wait", Options{NodeName: "n", Client: cs.CoreV1(), Wait: time.Minute}, MaxWait, false},
+		{"needs a node name", Options{Client: cs.CoreV1()}, 0, true},
 		{"needs a client", Options{NodeName: "n"}, 0, true},
 	}
 	for _, tc := range tests {

@@ -124,7 +124,7 @@ func benchVolcano(n int) ([]time.Duration, error) {
 		return nil, err
 	}
 	o := options()
-	if o.Picker, err = volcano.New(volcano.Options{NodeName: node, Client: cs}); err != nil {
+	if o.Picker, err = volcano.New(volcano.Options{NodeName: node, Client: cs.CoreV1()}); err != nil {
 		return nil, err
 	}
 	p, stop, err := start(ctx, o)
