@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/kube"
 	"github.com/accelstack/accelstack/pkg/ascend/nodestate"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/cli"
@@ -120,7 +121,7 @@ func newVendor(cfg *deviceplugin.Config, nv nvidia.Options, as ascend.Options) (
 
 // newNodeState publishes the Ascend node's chips and servertype label.
 func newNodeState(node, kubeconfig string, period time.Duration, v *ascend.Vendor) (*nodestate.Reporter, error) {
-	c, err := volcano.NewKubeClient(kubeconfig)
+	c, err := kube.Load(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func newNodeState(node, kubeconfig string, period time.Duration, v *ascend.Vendo
 
 // newVolcanoPicker connects to the API server for Ascend's Volcano mode.
 func newVolcanoPicker(o volcano.Options, kubeconfig string) (*volcano.Picker, error) {
-	c, err := volcano.NewKubeClient(kubeconfig)
+	c, err := kube.Load(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func TestAscendNodeState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = v.Stop() }()
-	r, err := nodestate.New(nodestate.Options{Client: cs.CoreV1(), NodeName: node, Period: 50 * time.Millisecond}, v)
+	r, err := nodestate.New(nodestate.Options{Client: ascendKube(t, cp.Config), NodeName: node, Period: 50 * time.Millisecond}, v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/kube"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/harness"
@@ -25,9 +27,19 @@ import (
 
 const ascendNode = "npu-node-1"
 
+// ascendKube is the plugin's own REST client of the core/v1 API.
+func ascendKube(t *testing.T, cfg *rest.Config) *kube.Client {
+	t.Helper()
+	c, err := kube.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // startAscendVolcano runs the Ascend vendor in Volcano mode on a simulated
 // 910B node against a real API server, behind the fake kubelet.
-func startAscendVolcano(t *testing.T, cs kubernetes.Interface) (*kubelet.Plugin, *ascend.Vendor) {
+func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface) (*kubelet.Plugin, *ascend.Vendor) {
 	t.Helper()
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ascendNode}}
@@ -41,7 +53,7 @@ func startAscendVolcano(t *testing.T, cs kubernetes.Interface) (*kubelet.Plugin,
 	}
 	o := ascend.DefaultOptions()
 	o.Backend, o.Simulate = deviceplugin.BackendSimulated, ascend.ProfileAscend910B8
-	o.Picker, err = volcano.New(volcano.Options{NodeName: ascendNode, Client: cs.CoreV1(), Wait: time.Second})
+	o.Picker, err = volcano.New(volcano.Options{NodeName: ascendNode, Client: ascendKube(t, cfg), Wait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +113,7 @@ func TestAscendVolcanoMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, v := startAscendVolcano(t, cs)
+	p, v := startAscendVolcano(t, cp.Config, cs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -22,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
@@ -120,9 +119,19 @@ func ServerType(chips []ascend.Chip) string {
 	return c.Model() + "-" + strconv.Itoa(c.Info.AICores)
 }
 
+// API is what the Reporter needs of the API server: its node and the
+// device-info ConfigMap. *kube.Client serves it.
+type API interface {
+	GetNode(ctx context.Context, name string) (*corev1.Node, error)
+	PatchNode(ctx context.Context, name string, pt types.PatchType, data []byte) error
+	GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	CreateConfigMap(ctx context.Context, cm *corev1.ConfigMap) error
+	UpdateConfigMap(ctx context.Context, cm *corev1.ConfigMap) error
+}
+
 // Options configure a Reporter.
 type Options struct {
-	Client   corev1client.CoreV1Interface
+	Client   API
 	NodeName string
 	// Period is how often the chips are read (default 5 s).
 	Period time.Duration
@@ -221,12 +230,11 @@ func (r *Reporter) writeConfigMap(ctx context.Context, lists map[string]string) 
 	if err != nil {
 		return fmt.Errorf("encoding device info: %w", err)
 	}
-	cms := r.o.Client.ConfigMaps(Namespace)
 	name := ConfigMapPrefix + r.o.NodeName
-	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+	cm, err := r.o.Client.GetConfigMap(ctx, Namespace, name)
 	if apierrors.IsNotFound(err) {
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}, Data: map[string]string{ConfigMapKey: string(b)}}
-		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		if err := r.o.Client.CreateConfigMap(ctx, cm); err != nil {
 			return fmt.Errorf("creating ConfigMap %s/%s: %w", Namespace, name, err)
 		}
 		return nil
@@ -237,7 +245,7 @@ func (r *Reporter) writeConfigMap(ctx context.Context, lists map[string]string) 
 		cm.Data = map[string]string{}
 	}
 	cm.Data[ConfigMapKey] = string(b)
-	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	if err := r.o.Client.UpdateConfigMap(ctx, cm); err != nil {
 		return fmt.Errorf("updating ConfigMap %s/%s: %w", Namespace, name, err)
 	}
 	return nil
@@ -246,8 +254,7 @@ func (r *Reporter) writeConfigMap(ctx context.Context, lists map[string]string) 
 // labelNode sets servertype only; accelerator-type and host-arch are
 // logged as found.
 func (r *Reporter) labelNode(ctx context.Context, serverType string) error {
-	nodes := r.o.Client.Nodes()
-	node, err := nodes.Get(ctx, r.o.NodeName, metav1.GetOptions{})
+	node, err := r.o.Client.GetNode(ctx, r.o.NodeName)
 	if err != nil {
 		return fmt.Errorf("getting node %s: %w", r.o.NodeName, err)
 	}
@@ -260,7 +267,7 @@ func (r *Reporter) labelNode(ctx context.Context, serverType string) error {
 	if err != nil {
 		return fmt.Errorf("encoding node patch: %w", err)
 	}
-	if _, err := nodes.Patch(ctx, r.o.NodeName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := r.o.Client.PatchNode(ctx, r.o.NodeName, types.MergePatchType, patch); err != nil {
 		return fmt.Errorf("labelling node %s: %w", r.o.NodeName, err)
 	}
 	return nil

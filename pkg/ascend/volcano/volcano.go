@@ -1,10 +1,9 @@
 // Package volcano is the Ascend device plugin's Volcano mode: an
 // ascend.ChipPicker that gives each Allocate the chips Volcano annotated on
 // this node's oldest pending pod, and writes the chips given and the pod's
-// HCCL rank-table entry back to the pod. It reaches the API server with
-// client-go's core/v1 client and a pod informer of its own (the whole
-// clientset and informer factory add some 25 MiB to the plugin's binary),
-// so pkg/ascend (and the node agent) does not import it.
+// HCCL rank-table entry back to the pod. It reaches the API server through
+// API (pkg/ascend/kube in the plugin) and a pod informer of its own, so
+// pkg/ascend (and the node agent) does not import it.
 package volcano
 
 import (
@@ -27,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -66,12 +64,21 @@ type DeviceConfig struct {
 // MaxWait is the longest an Allocate waits for Volcano's pod.
 const MaxWait = 3 * time.Second
 
+// API is what Volcano mode needs of the API server: this node and the pods
+// bound to it. *kube.Client serves it.
+type API interface {
+	GetNode(ctx context.Context, name string) (*corev1.Node, error)
+	ListPods(ctx context.Context, opts metav1.ListOptions) (*corev1.PodList, error)
+	WatchPods(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) error
+}
+
 // Options configure the Volcano chip picker.
 type Options struct {
 	// NodeName is this node; required.
 	NodeName string
-	// Client reaches the API server's core/v1 group; required.
-	Client corev1client.CoreV1Interface
+	// Client reaches the API server; required.
+	Client API
 	// Wait bounds how long an Allocate waits for the pod to appear in the
 	// informer cache; 0 or more than MaxWait means MaxWait.
 	Wait time.Duration
@@ -143,7 +150,7 @@ func (p *Picker) PickChips(ctx context.Context, resource string, kubeletIDs []st
 
 // volcano serves Allocate in Volcano mode from a node-local pod informer.
 type volcano struct {
-	client   corev1client.CoreV1Interface
+	client   API
 	node     string
 	serverID string
 	wait     time.Duration
@@ -161,7 +168,7 @@ type volcano struct {
 func startVolcano(ctx context.Context, o Options) (*volcano, error) {
 	v := &volcano{client: o.Client, node: o.NodeName, serverID: o.NodeName, wait: o.Wait,
 		changed: make(chan struct{}, 1), taken: map[types.UID]time.Time{}, done: make(chan struct{})}
-	if n, err := o.Client.Nodes().Get(ctx, o.NodeName, metav1.GetOptions{}); err == nil {
+	if n, err := o.Client.GetNode(ctx, o.NodeName); err == nil {
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP {
 				v.serverID = a.Address
@@ -175,11 +182,11 @@ func startVolcano(ctx context.Context, o Options) (*volcano, error) {
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			lo.FieldSelector = onNode
-			return o.Client.Pods(metav1.NamespaceAll).List(ctx, lo)
+			return o.Client.ListPods(ctx, lo)
 		},
 		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
 			lo.FieldSelector = onNode
-			return o.Client.Pods(metav1.NamespaceAll).Watch(ctx, lo)
+			return o.Client.WatchPods(ctx, lo)
 		},
 	}, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	signal := func(any) {
@@ -341,7 +348,7 @@ func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource strin
 	v.mu.Lock()
 	v.taken[pod.UID] = time.Now()
 	v.mu.Unlock()
-	if _, err := v.client.Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := v.client.PatchPod(ctx, pod.Namespace, pod.Name, types.MergePatchType, patch); err != nil {
 		v.mu.Lock()
 		delete(v.taken, pod.UID)
 		v.mu.Unlock()

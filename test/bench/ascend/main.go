@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/kube"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/harness"
@@ -123,8 +124,12 @@ func benchVolcano(n int) ([]time.Duration, error) {
 	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
+	kc, err := kube.New(cp.Config)
+	if err != nil {
+		return nil, err
+	}
 	o := options()
-	if o.Picker, err = volcano.New(volcano.Options{NodeName: node, Client: cs.CoreV1()}); err != nil {
+	if o.Picker, err = volcano.New(volcano.Options{NodeName: node, Client: kc}); err != nil {
 		return nil, err
 	}
 	p, stop, err := start(ctx, o)
