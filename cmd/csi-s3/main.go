@@ -23,6 +23,7 @@ func main() {
 	fs.StringVar(&cfg.RcloneBinary, "rclone", cfg.RcloneBinary, "rclone executable.")
 	fs.StringVar(&cfg.S3fsBinary, "s3fs", cfg.S3fsBinary, "s3fs executable.")
 	fs.StringVar(&cfg.Systemd, "systemd", cfg.Systemd, "Run FUSE daemons as transient systemd units: auto, true or false.")
+	fs.StringVar(&cfg.DaemonMemoryMax, "daemon-memory-max", "", "MemoryMax= of each FUSE daemon run as a systemd unit, e.g. 2G; no limit when empty.")
 	fs.StringVar(&cfg.DaemonCgroupRoot, "daemon-cgroup-root", "", "Where the host's cgroup hierarchies are mounted, e.g. /host/sys/fs/cgroup: without systemd, FUSE daemons move to the cgroup "+csi.DaemonCgroupName+" under each hierarchy's root, out of the plugin container's; off when empty.")
 	fs.StringVar(&cfg.PluginRegistrationDir, "plugin-registration-dir", "", "The kubelet's plugin registry directory as mounted here, e.g. /registration: serve kubelet plugin registration on <dir>/<driver-name>-reg.sock; off when empty.")
 	fs.StringVar(&cfg.KubeletRegistrationPath, "kubelet-registration-path", "", "The CSI socket's path on the host, reported to the kubelet (default /var/lib/kubelet/plugins/<driver-name>/csi.sock).")

@@ -1,6 +1,7 @@
 package csi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -125,18 +126,28 @@ func TestMoveToCgroupFakeTree(t *testing.T) {
 	}
 }
 
-// realCgroupRoot returns /sys/fs/cgroup's hierarchies, or skips the test
-// when this machine cannot move processes there.
+// realCgroupRoot returns /sys/fs/cgroup's hierarchies. Without root or
+// hierarchies it fails the test under CI (CI set), where these tests
+// must run, and skips it elsewhere, saying why.
 func realCgroupRoot(t *testing.T) []string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+		requireInCI(t, "moving processes between cgroups needs root")
 	}
 	hs, err := cgroupHierarchies("/sys/fs/cgroup")
 	if err != nil {
-		t.Skipf("no cgroup hierarchies: %v", err)
+		requireInCI(t, fmt.Sprintf("no cgroup hierarchies under /sys/fs/cgroup: %v", err))
 	}
 	return hs
+}
+
+// requireInCI fails the test under CI and skips it elsewhere, with reason.
+func requireInCI(t *testing.T, reason string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s (required in CI)", reason)
+	}
+	t.Skipf("skipping: %s", reason)
 }
 
 // startSleep starts a sleep and kills and reaps it when the test ends,
@@ -248,10 +259,10 @@ func TestCgroupLauncherReal(t *testing.T) {
 	var d Daemon
 	startSleep(t, hs, name, func(cmd Command) (int, func()) {
 		var err error
-		if d, err = l.Start("vol", cmd, logPath); err != nil {
+		if d, err = l.Start("vol", cmd, "/unused", logPath); err != nil {
 			t.Fatal(err)
 		}
-		return d.PID, func() { waitGone(d, 5*time.Second, l.Alive) }
+		return d.PID, func() { _, _ = waitGone(context.Background(), d, 5*time.Second, l.Alive) }
 	})
 	if d.StartTime == 0 {
 		t.Errorf("Start() = %+v, want a start time", d)
@@ -272,19 +283,20 @@ func TestNewLauncher(t *testing.T) {
 	fakeRoot := t.TempDir()
 	writeTree(t, fakeRoot, map[string]string{"pids/cgroup.procs": ""})
 	testCases := []struct {
-		name, systemd, cgroupRoot string
-		want                      Launcher
-		wantErr                   bool
+		name, systemd, cgroupRoot, memoryMax string
+		want                                 Launcher
+		wantErr                              bool
 	}{
 		{name: "session", systemd: "false", want: sessionLauncher{}},
 		{name: "cgroup", systemd: "false", cgroupRoot: fakeRoot, want: cgroupLauncher{root: fakeRoot, name: DaemonCgroupName}},
 		{name: "systemd wins", systemd: "true", cgroupRoot: fakeRoot, want: systemdLauncher{}},
+		{name: "systemd with a memory limit", systemd: "true", memoryMax: "2G", want: systemdLauncher{memoryMax: "2G"}},
 		{name: "cgroup root without hierarchies", systemd: "false", cgroupRoot: t.TempDir(), wantErr: true},
 		{name: "bad systemd", systemd: "maybe", wantErr: true},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := NewLauncher(tc.systemd, tc.cgroupRoot)
+			got, err := NewLauncher(tc.systemd, tc.cgroupRoot, tc.memoryMax)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("NewLauncher() error = %v, want error %v", err, tc.wantErr)
 			}

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -56,6 +58,10 @@ type Config struct {
 	// UnstageTimeout bounds the wait, after unmounting, for a FUSE daemon
 	// to finish uploading and exit before it is killed.
 	UnstageTimeout time.Duration
+	// DaemonMemoryMax is systemd's MemoryMax= for each FUSE daemon's
+	// unit, e.g. 2G; none when empty. Only FUSE daemons run as systemd
+	// units are limited.
+	DaemonMemoryMax string
 	// DaemonCgroupRoot, when set and systemd is not used, is where the
 	// host's cgroup hierarchies are mounted in the plugin (e.g.
 	// /host/sys/fs/cgroup); each FUSE daemon is moved into the cgroup
@@ -130,11 +136,17 @@ func (c Config) Validate() error {
 	if c.KubeletRegistrationPath != "" && !filepath.IsAbs(c.KubeletRegistrationPath) {
 		return fmt.Errorf("invalid value %q for flag --kubelet-registration-path: must be absolute", c.KubeletRegistrationPath)
 	}
+	if c.DaemonMemoryMax != "" && !memoryMaxRE.MatchString(c.DaemonMemoryMax) {
+		return fmt.Errorf("invalid value %q for flag --daemon-memory-max: want bytes with an optional K, M, G or T suffix, a percentage, or infinity", c.DaemonMemoryMax)
+	}
 	if c.DaemonCgroupRoot != "" && !filepath.IsAbs(c.DaemonCgroupRoot) {
 		return fmt.Errorf("invalid value %q for flag --daemon-cgroup-root: must be absolute", c.DaemonCgroupRoot)
 	}
 	return nil
 }
+
+// memoryMaxRE matches the values of systemd's MemoryMax=.
+var memoryMaxRE = regexp.MustCompile(`^([0-9]+[KMGT]?|[0-9]{1,2}(\.[0-9]+)?%|100%|infinity)$`)
 
 // SocketPath returns the file path of a unix:// endpoint.
 func SocketPath(endpoint string) (string, error) {
@@ -181,11 +193,20 @@ func New(cfg Config) (*Driver, error) {
 	}
 	d := &Driver{cfg: cfg, mounter: mount.NewWithoutSystemd(""), lazyUnmount: detach}
 	if cfg.Mode != ModeController {
-		l, err := NewLauncher(cfg.Systemd, cfg.DaemonCgroupRoot)
+		l, err := NewLauncher(cfg.Systemd, cfg.DaemonCgroupRoot, cfg.DaemonMemoryMax)
 		if err != nil {
 			return nil, err
 		}
 		d.launcher = l
+		// Daemons run the executables found now, never ones that a
+		// service manager's PATH would find later.
+		for _, bin := range []*string{&d.cfg.RcloneBinary, &d.cfg.S3fsBinary} {
+			if p, err := exec.LookPath(*bin); err == nil {
+				if abs, err := filepath.Abs(p); err == nil {
+					*bin = abs
+				}
+			}
+		}
 	}
 	return d, nil
 }
@@ -215,8 +236,9 @@ func (d *Driver) Run(ctx context.Context) error {
 	if d.cfg.Mode != ModeNode {
 		csipb.RegisterControllerServer(srv, &controllerServer{cfg: d.cfg, locks: newKeyedMutex()})
 	}
+	var ns *nodeServer
 	if d.cfg.Mode != ModeController {
-		ns := &nodeServer{
+		ns = &nodeServer{
 			cfg: d.cfg, mounter: d.mounter, lazyUnmount: d.lazyUnmount, launcher: d.launcher,
 			state: stateStore{root: d.cfg.StateDir}, locks: newKeyedMutex(),
 		}
@@ -224,7 +246,6 @@ func (d *Driver) Run(ctx context.Context) error {
 			l.Close()
 			return fmt.Errorf("creating state dir: %w", err)
 		}
-		ns.adopt(ctx)
 		csipb.RegisterNodeServer(srv, ns)
 	}
 	var metricsSrv *http.Server
@@ -256,6 +277,20 @@ func (d *Driver) Run(ctx context.Context) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
+	if ns != nil {
+		// Healing runs once the socket serves, under each volume's lock,
+		// so that dead volumes delay no call for the others.
+		adoptCtx, stopAdopt := context.WithCancel(ctx)
+		adopted := make(chan struct{})
+		go func() {
+			defer close(adopted)
+			ns.adopt(adoptCtx)
+		}()
+		defer func() {
+			stopAdopt()
+			<-adopted
+		}()
+	}
 	log := klog.FromContext(ctx)
 	log.Info("Serving CSI", "driver", d.cfg.DriverName, "mode", d.cfg.Mode, "endpoint", d.cfg.Endpoint)
 	if rs != nil {

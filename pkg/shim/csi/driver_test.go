@@ -2,6 +2,7 @@ package csi
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/mount-utils"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -38,6 +40,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "registration in controller mode", mutate: func(c *Config) { c.Mode, c.PluginRegistrationDir = ModeController, "/registration" }, wantErr: "--plugin-registration-dir"},
 		{name: "relative registration dir", mutate: func(c *Config) { c.PluginRegistrationDir = "registration" }, wantErr: "--plugin-registration-dir"},
 		{name: "relative kubelet registration path", mutate: func(c *Config) { c.KubeletRegistrationPath = "csi.sock" }, wantErr: "--kubelet-registration-path"},
+		{name: "daemon memory max", mutate: func(c *Config) { c.DaemonMemoryMax = "2G" }},
+		{name: "bad daemon memory max", mutate: func(c *Config) { c.DaemonMemoryMax = "2G\nExecStart=/bin/sh" }, wantErr: "--daemon-memory-max"},
 		{name: "relative daemon cgroup root", mutate: func(c *Config) { c.DaemonCgroupRoot = "sys/fs/cgroup" }, wantErr: "--daemon-cgroup-root"},
 	}
 	for _, tc := range testCases {
@@ -113,5 +117,81 @@ func TestIdentityOverUnixSocket(t *testing.T) {
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Errorf("socket still present after stop: %v", err)
+	}
+}
+
+// blockingLauncher's Start reports that it was called, then blocks until
+// released; its daemons are never alive.
+type blockingLauncher struct {
+	started chan string
+	release chan struct{}
+}
+
+func (l blockingLauncher) Start(name string, _ Command, _, _ string) (Daemon, error) {
+	l.started <- name
+	<-l.release
+	return Daemon{}, errors.New("released")
+}
+
+func (blockingLauncher) Alive(Daemon) bool { return false }
+
+func (blockingLauncher) Stop(Daemon, time.Duration) error { return nil }
+
+// TestRunServesWhileHealing starts the driver with a dead volume whose
+// remount blocks: the socket answers while the remount is under way, and
+// the record of a volume whose staging path is gone is dropped.
+func TestRunServesWhileHealing(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "csi.sock")
+	cfg := DefaultConfig()
+	cfg.NodeID, cfg.Endpoint, cfg.StateDir = "n1", "unix://"+sock, filepath.Join(dir, "state")
+	st := stateStore{root: cfg.StateDir}
+	staging := filepath.Join(dir, "staging")
+	if err := os.Mkdir(staging, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []*stageRecord{
+		{VolumeID: "dead", StagingPath: staging, Volume: Volume{ID: "dead", Mounter: MounterRclone}, Daemon: Daemon{PID: 1 << 30}},
+		{VolumeID: "gone", StagingPath: filepath.Join(dir, "gone"), Volume: Volume{ID: "gone", Mounter: MounterRclone}, Daemon: Daemon{PID: 1 << 30}},
+	} {
+		if err := st.put(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := blockingLauncher{started: make(chan string, 1), release: make(chan struct{})}
+	fm := mount.NewFakeMounter(nil)
+	d := &Driver{cfg: cfg, mounter: fm, lazyUnmount: fm.Unmount, launcher: l}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+
+	if name := <-l.started; name != st.unitSuffix("dead") {
+		t.Fatalf("healing started %s, want the dead volume's daemon", name)
+	}
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	callCtx, callCancel := context.WithTimeout(ctx, time.Minute)
+	defer callCancel()
+	probe, err := csipb.NewIdentityClient(conn).Probe(callCtx, &csipb.ProbeRequest{}, grpc.WaitForReady(true))
+	if err != nil || !probe.GetReady().GetValue() {
+		t.Errorf("Probe while a remount is under way = %v, %v; want ready", probe, err)
+	}
+	if _, err := csipb.NewNodeClient(conn).NodeGetInfo(callCtx, &csipb.NodeGetInfoRequest{}); err != nil {
+		t.Errorf("NodeGetInfo while a remount is under way: %v", err)
+	}
+	close(l.release)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run() = %v after cancel, want nil", err)
+	}
+	if rec, err := st.get("gone"); err != nil || rec != nil {
+		t.Errorf("record of a volume whose staging path is gone = %+v, %v; want dropped", rec, err)
+	}
+	if rec, err := st.get("dead"); err != nil || rec == nil {
+		t.Errorf("record of the dead volume = %+v, %v; want kept", rec, err)
 	}
 }

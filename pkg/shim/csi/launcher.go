@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,9 +17,10 @@ import (
 
 // Launcher starts FUSE daemons so that they outlive the plugin process.
 type Launcher interface {
-	// Start starts cmd detached from the plugin with its output appended
-	// to logPath. name is unique per volume on the node.
-	Start(name string, cmd Command, logPath string) (Daemon, error)
+	// Start starts cmd, which mounts at mountPoint, detached from the
+	// plugin with its output appended to logPath. name is unique per
+	// volume on the node.
+	Start(name string, cmd Command, mountPoint, logPath string) (Daemon, error)
 	// Alive reports whether the daemon still runs; an exited, zombie or
 	// reused PID is not alive.
 	Alive(d Daemon) bool
@@ -37,19 +39,27 @@ type Daemon struct {
 	Unit string `json:"unit,omitempty"`
 }
 
+// stopGrace is how long a stopped daemon has between SIGTERM and SIGKILL.
+const stopGrace = 5 * time.Second
+
+// commandTimeout bounds each systemctl and systemd-run, so a hung D-Bus
+// fails the call instead of hanging it.
+const commandTimeout = 30 * time.Second
+
 // NewLauncher returns the systemd launcher when useSystemd is "true", or
-// "auto" and the host runs systemd. Otherwise it returns the cgroup
+// "auto" and the host runs systemd, with memoryMax (systemd's MemoryMax=,
+// none when empty) on each daemon's unit. Otherwise it returns the cgroup
 // launcher when cgroupRoot is set (the host's cgroup hierarchies, which
 // must be found there), else the session launcher.
-func NewLauncher(useSystemd, cgroupRoot string) (Launcher, error) {
+func NewLauncher(useSystemd, cgroupRoot, memoryMax string) (Launcher, error) {
 	switch useSystemd {
 	case "true":
-		return systemdLauncher{}, nil
+		return systemdLauncher{memoryMax: memoryMax}, nil
 	case "false":
 	case "auto", "":
 		if _, err := os.Stat("/run/systemd/system"); err == nil {
 			if _, err := exec.LookPath("systemd-run"); err == nil {
-				return systemdLauncher{}, nil
+				return systemdLauncher{memoryMax: memoryMax}, nil
 			}
 		}
 	default:
@@ -73,7 +83,7 @@ type sessionLauncher struct{}
 var _ Launcher = sessionLauncher{}
 
 // Start starts cmd with setsid.
-func (sessionLauncher) Start(_ string, cmd Command, logPath string) (Daemon, error) {
+func (sessionLauncher) Start(_ string, cmd Command, _, logPath string) (Daemon, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return Daemon{}, fmt.Errorf("opening daemon log: %w", err)
@@ -102,11 +112,11 @@ func (sessionLauncher) Stop(d Daemon, grace time.Duration) error {
 		return nil
 	}
 	_ = syscall.Kill(d.PID, syscall.SIGTERM)
-	if waitGone(d, grace, pidAlive) {
+	if gone, _ := waitGone(context.Background(), d, grace, pidAlive); gone {
 		return nil
 	}
 	_ = syscall.Kill(d.PID, syscall.SIGKILL)
-	if waitGone(d, grace, pidAlive) {
+	if gone, _ := waitGone(context.Background(), d, grace, pidAlive); gone {
 		return nil
 	}
 	return fmt.Errorf("daemon %d survived SIGKILL", d.PID)
@@ -130,14 +140,14 @@ var _ Launcher = cgroupLauncher{}
 // its mount is reported ready. A daemon that could be moved in no
 // hierarchy is stopped and Start fails; hierarchies where the move failed
 // are logged.
-func (l cgroupLauncher) Start(name string, cmd Command, logPath string) (Daemon, error) {
-	d, err := l.sessionLauncher.Start(name, cmd, logPath)
+func (l cgroupLauncher) Start(name string, cmd Command, mountPoint, logPath string) (Daemon, error) {
+	d, err := l.sessionLauncher.Start(name, cmd, mountPoint, logPath)
 	if err != nil {
 		return Daemon{}, err
 	}
 	moved, err := moveToCgroup(l.root, l.name, d.PID)
 	if len(moved) == 0 {
-		_ = l.Stop(d, 5*time.Second)
+		_ = l.Stop(d, stopGrace)
 		return Daemon{}, fmt.Errorf("moving daemon %d to cgroup %s: %w", d.PID, l.name, err)
 	}
 	log := klog.Background().WithValues("pid", d.PID, "cgroup", l.name)
@@ -153,35 +163,59 @@ func (l cgroupLauncher) Start(name string, cmd Command, logPath string) (Daemon,
 // host, which outlives the plugin's container as well as its process. The
 // daemon's executable, config and mount point paths must be the same on
 // the host as in the plugin (see deploy/daemonsets/csi-s3-node.yaml).
-type systemdLauncher struct{}
+type systemdLauncher struct {
+	// memoryMax is the units' MemoryMax=; none when empty.
+	memoryMax string
+}
 
 var _ Launcher = systemdLauncher{}
 
 // unitName is the transient unit for name.
 func unitName(name string) string { return "csi-s3-" + name + ".service" }
 
-// Start runs systemd-run. The unit stops with a lazy unmount so a failed
-// daemon leaves no dead mount behind, and is garbage-collected when done.
-func (systemdLauncher) Start(name string, cmd Command, logPath string) (Daemon, error) {
+// Start runs systemd-run. The executable must be an absolute path: a bare
+// name would resolve against the host's PATH. After the daemon stops,
+// the unit lazily unmounts mountPoint so a failed daemon leaves no dead
+// mount behind; the unit is garbage-collected when done.
+func (l systemdLauncher) Start(name string, cmd Command, mountPoint, logPath string) (Daemon, error) {
+	if !filepath.IsAbs(cmd.Path) {
+		return Daemon{}, fmt.Errorf("executable %q must be an absolute path when FUSE daemons run as systemd units", cmd.Path)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
 	unit := unitName(name)
-	_ = exec.Command("systemctl", "reset-failed", unit).Run()
+	_ = exec.CommandContext(ctx, "systemctl", "reset-failed", unit).Run()
 	args := []string{
 		"--unit=" + unit, "--collect", "--quiet",
 		"--property=Type=simple", "--property=KillMode=mixed",
 		"--property=StandardOutput=append:" + logPath, "--property=StandardError=append:" + logPath,
+		"--property=ExecStopPost=-/bin/umount -l " + systemdQuote(mountPoint),
 		"--setenv=HOME=/nonexistent",
-		"--", cmd.Path,
 	}
-	out, err := exec.Command("systemd-run", append(args, cmd.Args...)...).CombinedOutput()
+	if l.memoryMax != "" {
+		args = append(args, "--property=MemoryMax="+l.memoryMax)
+	}
+	args = append(append(args, "--", cmd.Path), cmd.Args...)
+	out, err := exec.CommandContext(ctx, "systemd-run", args...).CombinedOutput()
 	if err != nil {
 		return Daemon{}, fmt.Errorf("systemd-run %s: %w: %s", unit, err, strings.TrimSpace(string(out)))
 	}
 	return Daemon{Unit: unit}, nil
 }
 
+// systemdQuote quotes one argument of a systemd command line: in double
+// quotes, with backslashes and quotes escaped, and specifiers (%) and
+// variables ($) doubled so systemd does not expand them.
+func systemdQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "%", "%%", "$", "$$")
+	return `"` + r.Replace(s) + `"`
+}
+
 // Alive asks systemd whether the unit is active.
 func (systemdLauncher) Alive(d Daemon) bool {
-	return exec.Command("systemctl", "is-active", "--quiet", d.Unit).Run() == nil
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	return exec.CommandContext(ctx, "systemctl", "is-active", "--quiet", d.Unit).Run() == nil
 }
 
 // Stop stops the unit; systemd escalates to SIGKILL after its timeout.
@@ -189,25 +223,13 @@ func (l systemdLauncher) Stop(d Daemon, grace time.Duration) error {
 	if !l.Alive(d) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*grace+5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*grace+commandTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "systemctl", "stop", d.Unit).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("systemctl stop %s: %w: %s", d.Unit, err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// waitGone polls alive until the daemon is gone or timeout passes.
-func waitGone(d Daemon, timeout time.Duration, alive func(Daemon) bool) bool {
-	deadline := time.Now().Add(timeout)
-	for alive(d) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
 }
 
 // pidAlive reports whether d's process runs: it exists, is no zombie, and

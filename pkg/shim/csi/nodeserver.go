@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
@@ -29,18 +28,11 @@ type nodeServer struct {
 	launcher    Launcher
 	state       stateStore
 	locks       *keyedMutex
+	// mountInfo reads the mount table; nil reads /proc/self/mountinfo.
+	mountInfo func() ([]mount.MountInfo, error)
 }
 
 var _ csipb.NodeServer = (*nodeServer)(nil)
-
-// detach is lazyUnmount on the real system (umount -l).
-func detach(path string) error {
-	err := unix.Unmount(path, unix.MNT_DETACH)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
-		return nil // not mounted (any more)
-	}
-	return err
-}
 
 // NodeGetInfo returns the node ID.
 func (s *nodeServer) NodeGetInfo(context.Context, *csipb.NodeGetInfoRequest) (*csipb.NodeGetInfoResponse, error) {
@@ -101,7 +93,7 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVo
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	targets := map[string]bool{}
-	created := false
+	created, restage := false, rec != nil
 	if rec != nil {
 		if rec.StagingPath != staging {
 			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is staged at %s", vol.ID, rec.StagingPath)
@@ -127,9 +119,16 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVo
 		}
 		created = true
 	}
+	// A failed restage keeps the earlier record and its cache, which may
+	// hold files not uploaded yet; the next call tries again.
+	abandon := func() {
+		if !restage {
+			s.abandonStage(vol.ID, staging, created)
+		}
+	}
 	cmd, err := m.Command(vol, creds, staging, s.state.volumeDir(vol.ID))
 	if err != nil {
-		s.abandonStage(vol.ID, staging, created)
+		abandon()
 		if status.Code(err) != codes.Unknown {
 			return nil, err
 		}
@@ -137,20 +136,23 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVo
 	}
 	rec = &stageRecord{VolumeID: vol.ID, StagingPath: staging, CreatedStagingPath: created, Volume: vol, Command: cmd, Targets: targets}
 	if rec.Daemon, err = s.startAndWait(ctx, rec, creds); err != nil {
-		s.abandonStage(vol.ID, staging, created)
+		abandon()
 		return nil, err
 	}
 	if err := s.state.put(rec); err != nil {
 		s.stopMount(ctx, rec)
-		s.abandonStage(vol.ID, staging, created)
+		abandon()
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	log.V(2).Info("Staged volume", "mounter", vol.Mounter, "daemon", rec.Daemon)
 	return &csipb.NodeStageVolumeResponse{}, nil
 }
 
-// NodeUnstageVolume unmounts the staging path, waits for the FUSE daemon
-// to exit, and removes the state and what staging created.
+// NodeUnstageVolume waits until the FUSE daemon has uploaded what the pods
+// wrote (bringing a dead daemon back to do so), unmounts the staging path,
+// waits for the daemon to exit, and removes the state and what staging
+// created. Until the uploads are done it is Unavailable, and the CO
+// retries; a cache whose state cannot be read is never deleted.
 func (s *nodeServer) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnstageVolumeRequest) (*csipb.NodeUnstageVolumeResponse, error) {
 	if req.GetVolumeId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume ID is missing")
@@ -175,18 +177,30 @@ func (s *nodeServer) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnsta
 		}
 		return &csipb.NodeUnstageVolumeResponse{}, nil
 	}
-	if err := s.waitUploads(ctx, rec); err != nil {
+	if err := s.drainUploads(ctx, rec); err != nil {
 		return nil, err
 	}
 	if err := s.unmount(staging); err != nil {
 		return nil, err
 	}
-	// The daemon exits once its mount is gone and its uploads (rclone's
-	// write-back cache) are done; wait for it, then insist.
-	if !waitGone(rec.Daemon, s.cfg.UnstageTimeout, s.launcher.Alive) {
-		if err := s.launcher.Stop(rec.Daemon, 5*time.Second); err != nil {
+	// The daemon exits once its mount is gone; wait for it, then insist.
+	gone, err := waitGone(ctx, rec.Daemon, s.cfg.UnstageTimeout, s.launcher.Alive)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "the FUSE daemon of volume %s is still exiting: %v", rec.VolumeID, err)
+	}
+	if !gone {
+		if err := s.launcher.Stop(rec.Daemon, stopGrace); err != nil {
 			return nil, status.Errorf(codes.Internal, "stopping the FUSE daemon: %v", err)
 		}
+	}
+	// Only an empty upload queue may be deleted. Should the daemon have
+	// left files behind, the record stays and the next call brings the
+	// daemon back to upload them.
+	if n, err := s.pendingUploads(rec); err != nil || n > 0 {
+		if err != nil {
+			return nil, err
+		}
+		return nil, status.Errorf(codes.Unavailable, "%d files of volume %s are not uploaded yet", n, rec.VolumeID)
 	}
 	if rec.CreatedStagingPath {
 		if err := os.Remove(staging); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -258,23 +272,26 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csipb.NodePubli
 		if ours && ro == readOnly {
 			return &csipb.NodePublishVolumeResponse{}, nil
 		}
-		return nil, status.Errorf(codes.AlreadyExists, "target path %s is already mounted differently", target)
-	}
-	if corrupted {
-		log.Info("Replacing a dead bind mount")
-		if err := s.lazyUnmount(target); err != nil {
-			return nil, status.Errorf(codes.Internal, "unmounting dead target: %v", err)
+		// A bind mount made just before the plugin stopped, and never
+		// recorded, is adopted; any other mount there is a conflict.
+		bound, err := s.isBindOf(target, staging, readOnly)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "checking target path: %v", err)
 		}
-	}
-	if err := os.MkdirAll(target, 0o750); err != nil {
-		return nil, status.Errorf(codes.Internal, "creating target path: %v", err)
-	}
-	opts := []string{"bind"}
-	if readOnly {
-		opts = append(opts, "ro")
-	}
-	if err := s.mounter.Mount(staging, target, "", opts); err != nil {
-		return nil, status.Errorf(codes.Internal, "bind-mounting %s: %v", target, err)
+		if ours || !bound {
+			return nil, status.Errorf(codes.AlreadyExists, "target path %s is already mounted differently", target)
+		}
+		log.Info("Adopting an unrecorded bind mount of the staging path", "readOnly", readOnly)
+	} else {
+		if corrupted {
+			log.Info("Replacing a dead bind mount")
+			if err := s.lazyUnmount(target); err != nil {
+				return nil, status.Errorf(codes.Internal, "unmounting dead target: %v", err)
+			}
+		}
+		if err := s.bind(staging, target, readOnly); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Targets == nil {
 		rec.Targets = map[string]bool{}
@@ -413,205 +430,4 @@ func absPath(p, what string) (string, error) {
 		return "", status.Errorf(codes.InvalidArgument, "%s %q must be absolute", what, p)
 	}
 	return filepath.Clean(p), nil
-}
-
-// mountState says whether path is a mount point and whether that mount is
-// dead (ENOTCONN and friends). A missing path is not mounted.
-func (s *nodeServer) mountState(path string) (mounted, corrupted bool, err error) {
-	// IsMountPoint may answer from mountinfo alone and stat from cached
-	// attributes; statfs always asks the FUSE daemon, so it sees a dead one.
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil && isCorrupted(&os.PathError{Op: "statfs", Path: path, Err: err}) {
-		return true, true, nil
-	}
-	mnt, err := s.mounter.IsMountPoint(path)
-	switch {
-	case err == nil:
-		return mnt, false, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, false, nil
-	case isCorrupted(err):
-		return true, true, nil
-	}
-	return false, false, err
-}
-
-// isCorrupted extends mount.IsCorruptedMnt with ECONNABORTED, which a FUSE
-// mount returns once its daemon was killed and the connection aborted.
-func isCorrupted(err error) bool {
-	return mount.IsCorruptedMnt(err) || errors.Is(err, unix.ECONNABORTED)
-}
-
-// unmount removes any mount at path: a normal unmount, or a lazy one when
-// the mount is dead or busy.
-func (s *nodeServer) unmount(path string) error {
-	mounted, corrupted, err := s.mountState(path)
-	if err != nil {
-		return status.Errorf(codes.Internal, "checking %s: %v", path, err)
-	}
-	if !mounted {
-		return nil
-	}
-	if !corrupted {
-		if err := s.mounter.Unmount(path); err == nil {
-			return nil
-		}
-	}
-	if err := s.lazyUnmount(path); err != nil {
-		return status.Errorf(codes.Internal, "unmounting %s: %v", path, err)
-	}
-	return nil
-}
-
-// waitUploads waits, up to UnstageTimeout, until a live daemon whose
-// mounter caches writes has uploaded them all; it is Unavailable (so the
-// CO retries) rather than unmounting and losing data.
-func (s *nodeServer) waitUploads(ctx context.Context, rec *stageRecord) error {
-	m, err := mounterFor(s.cfg, rec.Volume)
-	if err != nil {
-		return nil //nolint:nilerr // an unknown mounter has no upload queue to wait for
-	}
-	up, ok := m.(uploader)
-	if !ok {
-		return nil
-	}
-	dir := s.state.volumeDir(rec.VolumeID)
-	deadline := time.Now().Add(s.cfg.UnstageTimeout)
-	for s.launcher.Alive(rec.Daemon) {
-		n, err := up.Pending(dir)
-		if err != nil || n == 0 {
-			return nil //nolint:nilerr // an unreadable cache dir means nothing left to upload
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return status.Errorf(codes.Unavailable, "%d files of volume %s are still uploading", n, rec.VolumeID)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return nil
-}
-
-// stagedHealthy says whether rec's staging mount is live.
-func (s *nodeServer) stagedHealthy(rec *stageRecord) bool {
-	mounted, corrupted, err := s.mountState(rec.StagingPath)
-	return err == nil && mounted && !corrupted && s.launcher.Alive(rec.Daemon)
-}
-
-// ensureStaged remounts rec's staging mount if it is dead, with the
-// credentials files staging wrote.
-func (s *nodeServer) ensureStaged(ctx context.Context, rec *stageRecord) error {
-	if s.stagedHealthy(rec) {
-		return nil
-	}
-	klog.FromContext(ctx).Info("Healing a dead staging mount", "volume", rec.VolumeID, "stagingPath", rec.StagingPath)
-	s.stopMount(ctx, rec)
-	d, err := s.startAndWait(ctx, rec, Credentials{})
-	if err != nil {
-		return err
-	}
-	rec.Daemon = d
-	if err := s.state.put(rec); err != nil {
-		return status.Error(codes.Internal, err.Error())
-	}
-	return nil
-}
-
-// stopMount detaches rec's staging mount and stops its daemon.
-func (s *nodeServer) stopMount(ctx context.Context, rec *stageRecord) {
-	if err := s.lazyUnmount(rec.StagingPath); err != nil {
-		klog.FromContext(ctx).Error(err, "Detaching staging mount", "stagingPath", rec.StagingPath)
-	}
-	if err := s.launcher.Stop(rec.Daemon, 5*time.Second); err != nil {
-		klog.FromContext(ctx).Error(err, "Stopping FUSE daemon", "daemon", rec.Daemon)
-	}
-}
-
-// startAndWait starts rec's daemon and waits until its mount appears, the
-// daemon exits, or MountTimeout passes. creds, when set, are scrubbed from
-// the daemon log quoted in errors.
-func (s *nodeServer) startAndWait(ctx context.Context, rec *stageRecord, creds Credentials) (Daemon, error) {
-	dir := s.state.volumeDir(rec.VolumeID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return Daemon{}, status.Errorf(codes.Internal, "creating state dir: %v", err)
-	}
-	logPath := filepath.Join(dir, "daemon.log")
-	d, err := s.launcher.Start(s.state.unitSuffix(rec.VolumeID), rec.Command, logPath)
-	if err != nil {
-		return Daemon{}, status.Errorf(codes.Internal, "starting %s: %v", rec.Volume.Mounter, err)
-	}
-	deadline := time.Now().Add(s.cfg.MountTimeout)
-	for {
-		mounted, corrupted, err := s.mountState(rec.StagingPath)
-		if err == nil && mounted && !corrupted {
-			return d, nil
-		}
-		if !s.launcher.Alive(d) {
-			_ = s.lazyUnmount(rec.StagingPath)
-			return Daemon{}, status.Errorf(codes.Internal, "%s exited without mounting: %s", rec.Volume.Mounter, logTail(logPath, creds))
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			_ = s.launcher.Stop(d, 5*time.Second)
-			_ = s.lazyUnmount(rec.StagingPath)
-			return Daemon{}, status.Errorf(codes.DeadlineExceeded, "%s did not mount within %s: %s", rec.Volume.Mounter, s.cfg.MountTimeout, logTail(logPath, creds))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// abandonStage removes what a failed NodeStageVolume made.
-func (s *nodeServer) abandonStage(volumeID, staging string, created bool) {
-	_ = s.state.remove(volumeID)
-	if created {
-		_ = os.Remove(staging)
-	}
-}
-
-// logTail returns the end of a daemon log with any key in creds masked.
-func logTail(path string, creds Credentials) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(no log)"
-	}
-	if len(b) > 1024 {
-		b = b[len(b)-1024:]
-	}
-	out := strings.TrimSpace(string(b))
-	for _, secret := range []string{creds.SecretAccessKey, creds.AccessKeyID} {
-		if secret != "" {
-			out = strings.ReplaceAll(out, secret, "***")
-		}
-	}
-	return out
-}
-
-// adopt runs when the plugin starts: it logs which recorded mounts are
-// live and remounts dead staging mounts and their dead bind mounts, so a
-// plugin restart leaves every volume usable.
-func (s *nodeServer) adopt(ctx context.Context) {
-	log := klog.FromContext(ctx)
-	recs, err := s.state.list()
-	if err != nil {
-		log.Error(err, "Reading node state")
-		return
-	}
-	for _, rec := range recs {
-		unlock := s.locks.lock(rec.VolumeID)
-		if s.stagedHealthy(rec) {
-			log.Info("Re-adopted live mount", "volume", rec.VolumeID, "stagingPath", rec.StagingPath, "daemon", rec.Daemon, "targets", len(rec.Targets))
-		} else if err := s.ensureStaged(ctx, rec); err != nil {
-			log.Error(err, "Healing mount", "volume", rec.VolumeID)
-		}
-		for target, ro := range rec.Targets {
-			if _, corrupted, _ := s.mountState(target); corrupted {
-				_ = s.lazyUnmount(target)
-				opts := []string{"bind"}
-				if ro {
-					opts = append(opts, "ro")
-				}
-				if err := s.mounter.Mount(rec.StagingPath, target, "", opts); err != nil {
-					log.Error(err, "Re-binding target", "volume", rec.VolumeID, "targetPath", target)
-				}
-			}
-		}
-		unlock()
-	}
 }

@@ -33,9 +33,11 @@ type fakeLauncher struct {
 	killed map[int]bool
 	starts int
 	path   string
+	// stubborn daemons stay alive after their mount is gone.
+	stubborn bool
 }
 
-func (l *fakeLauncher) Start(_ string, cmd Command, _ string) (Daemon, error) {
+func (l *fakeLauncher) Start(_ string, cmd Command, _, _ string) (Daemon, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
@@ -49,7 +51,7 @@ func (l *fakeLauncher) Alive(d Daemon) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	mounted, _ := l.fm.IsMountPoint(l.path)
-	return !l.killed[d.PID] && d.PID > 0 && mounted
+	return !l.killed[d.PID] && d.PID > 0 && (mounted || l.stubborn)
 }
 
 func (l *fakeLauncher) Stop(d Daemon, _ time.Duration) error {
