@@ -185,6 +185,16 @@ func (l systemdLauncher) Start(name string, cmd Command, mountPoint, logPath str
 	defer cancel()
 	unit := unitName(name)
 	_ = exec.CommandContext(ctx, "systemctl", "reset-failed", unit).Run()
+	args := l.runArgs(unit, cmd, mountPoint, logPath)
+	out, err := exec.CommandContext(ctx, "systemd-run", args...).CombinedOutput()
+	if err != nil {
+		return Daemon{}, fmt.Errorf("systemd-run %s: %w: %s", unit, err, strings.TrimSpace(string(out)))
+	}
+	return Daemon{Unit: unit}, nil
+}
+
+// runArgs are systemd-run's arguments for Start.
+func (l systemdLauncher) runArgs(unit string, cmd Command, mountPoint, logPath string) []string {
 	args := []string{
 		"--unit=" + unit, "--collect", "--quiet",
 		"--property=Type=simple", "--property=KillMode=mixed",
@@ -195,12 +205,7 @@ func (l systemdLauncher) Start(name string, cmd Command, mountPoint, logPath str
 	if l.memoryMax != "" {
 		args = append(args, "--property=MemoryMax="+l.memoryMax)
 	}
-	args = append(append(args, "--", cmd.Path), cmd.Args...)
-	out, err := exec.CommandContext(ctx, "systemd-run", args...).CombinedOutput()
-	if err != nil {
-		return Daemon{}, fmt.Errorf("systemd-run %s: %w: %s", unit, err, strings.TrimSpace(string(out)))
-	}
-	return Daemon{Unit: unit}, nil
+	return append(append(args, "--", cmd.Path), cmd.Args...)
 }
 
 // systemdQuote quotes one argument of a systemd command line: in double
