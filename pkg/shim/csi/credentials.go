@@ -3,6 +3,7 @@ package csi
 import (
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -66,6 +67,13 @@ func invalidSecret(key, format string, args ...any) error {
 // CredentialsFromSecrets reads credentials from a CSI request's secrets in
 // either layout. Errors are InvalidArgument and name the key at fault; they
 // never contain a secret value.
+//
+// Every value ends up in a mounter's configuration file or options
+// (rclone.conf, s3fs -o), so values that could change the meaning of those
+// are refused: control characters anywhere, a region other than lower-case
+// letters, digits and '-', an endpoint whose host is not a host name or IP
+// address, and an access key ID containing ':' (s3fs's passwd separator).
+// The StorageShim controller runs this same check on the Secrets it names.
 func CredentialsFromSecrets(secrets map[string]string) (Credentials, error) {
 	if cfg, ok := secrets[SecretS3cfg]; ok {
 		return credentialsFromS3cfg(cfg)
@@ -80,15 +88,26 @@ func CredentialsFromSecrets(secrets map[string]string) (Credentials, error) {
 			return c, invalidSecret(k, "missing")
 		}
 	}
+	for _, k := range []string{SecretAccessKeyID, SecretSecretAccessKey, SecretEndpoint, SecretRegion, SecretInsecure} {
+		if hasControl(strings.TrimSpace(secrets[k])) {
+			return c, invalidSecret(k, "contains a control character")
+		}
+	}
 	c.AccessKeyID = strings.TrimSpace(secrets[SecretAccessKeyID])
+	if strings.ContainsRune(c.AccessKeyID, ':') {
+		return c, invalidSecret(SecretAccessKeyID, "contains ':'")
+	}
 	c.SecretAccessKey = strings.TrimSpace(secrets[SecretSecretAccessKey])
 	if c.Endpoint, err = parseEndpoint(secrets[SecretEndpoint], true); err != nil {
 		return c, invalidSecret(SecretEndpoint, "%v", err)
 	}
 	c.Region = strings.TrimSpace(secrets[SecretRegion])
+	if err := checkRegion(c.Region); err != nil {
+		return c, invalidSecret(SecretRegion, "%v", err)
+	}
 	if v := strings.TrimSpace(secrets[SecretInsecure]); v != "" {
 		if c.Insecure, err = strconv.ParseBool(v); err != nil {
-			return c, invalidSecret(SecretInsecure, "%q is not a boolean", v)
+			return c, invalidSecret(SecretInsecure, "not a boolean")
 		}
 	}
 	if v := secrets[SecretCABundle]; strings.TrimSpace(v) != "" {
@@ -104,7 +123,8 @@ func CredentialsFromSecrets(secrets map[string]string) (Credentials, error) {
 }
 
 // credentialsFromS3cfg reads the s3cmd layout. host_base without a scheme
-// takes it from use_https (s3cmd's default is https).
+// takes it from use_https (s3cmd's default is https). parseS3cfg has
+// already refused control characters in every value.
 func credentialsFromS3cfg(text string) (Credentials, error) {
 	var c Credentials
 	values, err := parseS3cfg(text)
@@ -117,6 +137,9 @@ func credentialsFromS3cfg(text string) (Credentials, error) {
 		}
 	}
 	c.AccessKeyID, c.SecretAccessKey = values["access_key"], values["secret_key"]
+	if strings.ContainsRune(c.AccessKeyID, ':') {
+		return c, invalidSecret(SecretS3cfg, "access_key contains ':'")
+	}
 	https := true
 	if v, ok := values["use_https"]; ok {
 		if https, err = parseS3cfgBool(v); err != nil {
@@ -134,17 +157,51 @@ func credentialsFromS3cfg(text string) (Credentials, error) {
 		return c, invalidSecret(SecretS3cfg, "host_base: %v", err)
 	}
 	c.VirtualHost = strings.Contains(values["host_bucket"], "%(bucket)s")
-	c.Region = values["bucket_location"]
-	if c.Region == "" || c.Region == "US" {
+	// s3cmd's legacy location names: US is the default region, EU eu-west-1.
+	switch c.Region = values["bucket_location"]; c.Region {
+	case "", "US":
 		c.Region = DefaultRegion
+	case "EU":
+		c.Region = "eu-west-1"
+	}
+	if err := checkRegion(c.Region); err != nil {
+		return c, invalidSecret(SecretS3cfg, "bucket_location: %v", err)
 	}
 	return c, nil
 }
 
+// hasControl reports whether s holds an ASCII control character (below
+// 0x20, or DEL), which could end a line or option of a mounter's config.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRegion allows an empty region or lower-case letters, digits and
+// '-': nothing that could separate s3fs options (',', '=', '\') or rclone
+// config lines.
+func checkRegion(r string) error {
+	for i := 0; i < len(r); i++ {
+		if b := r[i]; !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-') {
+			return fmt.Errorf("only lower-case letters, digits and '-' are allowed")
+		}
+	}
+	return nil
+}
+
 // parseEndpoint parses "http[s]://host[:port]" or "host[:port]" (then https
-// when defaultHTTPS, else http). Paths, queries and user info are refused.
+// when defaultHTTPS, else http). host must be a DNS name or an IP address
+// (IPv6 in brackets); paths, queries, fragments and user info are refused.
+// Errors never quote raw.
 func parseEndpoint(raw string, defaultHTTPS bool) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
+	if hasControl(raw) {
+		return nil, fmt.Errorf("contains a control character")
+	}
 	if !strings.Contains(raw, "://") {
 		scheme := "http"
 		if defaultHTTPS {
@@ -157,10 +214,61 @@ func parseEndpoint(raw string, defaultHTTPS bool) (*url.URL, error) {
 		return nil, fmt.Errorf("not a URL")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("scheme %q is not http or https", u.Scheme)
+		return nil, fmt.Errorf("scheme is not http or https")
 	}
-	if u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+	if u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return nil, fmt.Errorf("want http[s]://host[:port]")
 	}
-	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+	host, err := checkHostPort(u.Host)
+	if err != nil {
+		return nil, err
+	}
+	return &url.URL{Scheme: u.Scheme, Host: host}, nil
+}
+
+// checkHostPort checks that hostport is a DNS name, an IPv4 address or a
+// bracketed IPv6 address, optionally followed by ":port", and returns it
+// in canonical form.
+func checkHostPort(hostport string) (string, error) {
+	host, port := hostport, ""
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") {
+		host, port = hostport[:i], hostport[i+1:]
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 || strconv.FormatUint(n, 10) != port {
+			return "", fmt.Errorf("port is not a number from 1 to 65535")
+		}
+	}
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		ip := net.ParseIP(host[1 : len(host)-1])
+		if ip == nil || ip.To4() != nil {
+			return "", fmt.Errorf("host is not an IPv6 address in brackets")
+		}
+		host = "[" + ip.String() + "]"
+	} else if !isDNSName(host) {
+		return "", fmt.Errorf("host is not a DNS name or IP address")
+	}
+	if port != "" {
+		return host + ":" + port, nil
+	}
+	return host, nil
+}
+
+// isDNSName reports whether s is dot-separated labels of letters, digits,
+// '-' and '_' (not at a label's ends), at most 253 characters. Dotted IPv4
+// addresses qualify.
+func isDNSName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			b := label[i]
+			if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }

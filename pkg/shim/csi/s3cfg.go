@@ -9,7 +9,9 @@ import (
 // parseS3cfg parses s3cmd's INI configuration (the `.s3cfg` file) into its
 // key/value pairs. Only the [default] section (or keys before any section)
 // are read, as s3cmd does without --config-section. Comments start with '#'
-// or ';'. Values are trimmed; s3cmd writes "key = value".
+// or ';'. Values are trimmed; s3cmd writes "key = value". Keys and values
+// holding a control character are refused (the line splitting already
+// takes out '\n'), and errors give line numbers, never contents.
 func parseS3cfg(text string) (map[string]string, error) {
 	values := map[string]string{}
 	section := "default"
@@ -34,8 +36,12 @@ func parseS3cfg(text string) (map[string]string, error) {
 		if key == "" {
 			return nil, fmt.Errorf("line %d: empty key", n)
 		}
+		value = strings.TrimSpace(value)
+		if hasControl(key) || hasControl(value) {
+			return nil, fmt.Errorf("line %d: control character", n)
+		}
 		if section == "default" {
-			values[key] = strings.TrimSpace(value)
+			values[key] = value
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -52,5 +58,5 @@ func parseS3cfgBool(v string) (bool, error) {
 	case "false", "no", "off", "0":
 		return false, nil
 	}
-	return false, fmt.Errorf("%q is not a boolean", v)
+	return false, fmt.Errorf("not a boolean")
 }
