@@ -28,6 +28,12 @@ RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
 
 GO_TEST_FLAGS ?= -race -count=1
+# Per-package timeouts (go test -timeout bounds each package's test binary):
+# unit packages run in seconds; the integration package starts real control
+# planes, FUSE mounts and S3 outages.
+UNIT_TEST_TIMEOUT        ?= 10m
+INTEGRATION_TEST_TIMEOUT ?= 30m
+INTEGRATION_PKGS         := ./test/integration/...
 
 # go-nvml's header marks functions deprecated that the bindings still wrap;
 # silence the C compiler about them so real warnings stand out.
@@ -95,8 +101,14 @@ test: lint envtest-assets tools test-go ## Everything CI runs: lint, unit and re
 
 .PHONY: test-go
 test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration against real parts from the cache).
-	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
-		go test $(GO_TEST_FLAGS) ./...
+	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE); \
+	units=$$(go list ./... | grep -v '/test/integration$$'); \
+	echo "go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
+	go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
+	echo "go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
+	go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
+	wait $$integration; integ=$$?; \
+	if [ $$unit -ne 0 ] || [ $$integ -ne 0 ]; then echo "unit packages: exit $$unit; integration: exit $$integ"; exit 1; fi
 
 .PHONY: bench
 bench: envtest-assets tools ## Run the Go benchmarks, then each bench program in test/bench/* (tables with the peer side by side).

@@ -100,16 +100,26 @@ func seedBucket(ctx context.Context, c *cluster.Cluster) error {
 	return nil
 }
 
-// report prints what a user looks at after the examples ran.
+// report prints what a user looks at after the examples ran. Every part of
+// it is also a check: the whole report is printed, then report fails if any
+// command, read-back or scrape in it failed or came back empty.
 func report(ctx context.Context, c *cluster.Cluster) error {
 	var out bytes.Buffer
+	var problems []error
 	section := func(title string) { fmt.Fprintf(&out, "\n== %s\n", title) }
-	kubectl := func(args ...string) string {
-		s, err := c.Kubectl(ctx, args...)
+	check := func(what, s string, err error) string {
+		if err == nil && strings.TrimSpace(s) == "" {
+			err = errors.New("empty")
+		}
 		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", what, err))
 			return "(" + err.Error() + ")\n"
 		}
 		return s
+	}
+	kubectl := func(args ...string) string {
+		s, err := c.Kubectl(ctx, args...)
+		return check("kubectl "+strings.Join(args, " "), s, err)
 	}
 
 	section("Node allocatable (kubectl describe node " + cluster.NodeName + ")")
@@ -125,27 +135,32 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	section("Storage (kubectl -n demo get storageshim,pvc,datacube)")
 	out.WriteString(kubectl("-n", "demo", "get", "storageshim,pvc,datacube"))
 	section("Written by train into the StorageShim volume, read back through S3")
-	out.WriteString(readBack(ctx, c, demoBucket, "dataset/written-by-train.txt", 60*time.Second))
+	out.WriteString(check("read-back of dataset/written-by-train.txt", readBack(ctx, c, demoBucket, "dataset/written-by-train.txt", 60*time.Second)))
 	scratch := strings.TrimSpace(kubectl("-n", "demo", "get", "pvc", "scratch", "-o", "jsonpath={.spec.volumeName}"))
 	section("Written by train into the csi-s3 PVC scratch, read back from its own bucket " + scratch)
-	out.WriteString(readBack(ctx, c, scratch, "checkpoint.txt", 60*time.Second))
+	out.WriteString(check("read-back of the scratch checkpoint", readBack(ctx, c, scratch, "checkpoint.txt", 60*time.Second)))
 	section("Copied by the DataCube into datacube-pvc (" + demoPVDir + "/dataset)")
-	out.WriteString(listTree(filepath.Join(demoPVDir, "dataset")))
+	out.WriteString(check("the DataCube copy", listTree(filepath.Join(demoPVDir, "dataset"))))
 
 	section("Metrics")
 	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
 		"-o", "jsonpath={.items[0].status.podIP}"))
 	url := fmt.Sprintf("http://%s:9400/metrics", ip)
 	fmt.Fprintf(&out, "node agent: %s (dcgm-exporter series with pod, namespace and container labels), for example:\n", url)
-	out.WriteString(metricsFor(ctx, url, `pod="train"`, 3))
+	out.WriteString(check("node agent metrics of pod train", metricsFor(ctx, url, `pod="train"`, 3)))
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
 	section("Not built yet, so not shown")
 	out.WriteString("T9k Jobs (GenericJob and friends), the Queue/PodGroup scheduler, Notebook, serving and workflow controllers.\n")
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
-	_, err := os.Stdout.Write(out.Bytes())
-	return err
+	if _, err := os.Stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the demo report is incomplete: %w", errors.Join(problems...))
+	}
+	return nil
 }
 
 // allocatable cuts the Allocatable block out of kubectl describe node.
@@ -168,14 +183,14 @@ func allocatable(describe string) string {
 
 // readBack reads an object, waiting up to timeout for it to appear (the
 // FUSE mounter uploads a closed file in the background).
-func readBack(ctx context.Context, c *cluster.Cluster, bucket, key string, timeout time.Duration) string {
+func readBack(ctx context.Context, c *cluster.Cluster, bucket, key string, timeout time.Duration) (string, error) {
 	s3, err := c.S3(ctx)
 	if err != nil {
-		return err.Error() + "\n"
+		return "", err
 	}
 	client, err := s3.Client()
 	if err != nil {
-		return err.Error() + "\n"
+		return "", err
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -185,25 +200,25 @@ func readBack(ctx context.Context, c *cluster.Cluster, bucket, key string, timeo
 			_, err = b.ReadFrom(obj)
 			obj.Close()
 			if err == nil {
-				return fmt.Sprintf("s3://%s/%s: %s", bucket, key, b.String())
+				return fmt.Sprintf("s3://%s/%s: %s", bucket, key, b.String()), nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("s3://%s/%s: %v\n", bucket, key, err)
+			return "", fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
 		}
 		time.Sleep(time.Second)
 	}
 }
 
 // metricsFor returns up to n lines of the metrics at url that contain match.
-func metricsFor(ctx context.Context, url, match string, n int) string {
+func metricsFor(ctx context.Context, url, match string, n int) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err.Error() + "\n"
+		return "", err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err.Error() + "\n"
+		return "", err
 	}
 	defer resp.Body.Close()
 	var b strings.Builder
@@ -215,10 +230,11 @@ func metricsFor(ctx context.Context, url, match string, n int) string {
 			n--
 		}
 	}
-	return b.String()
+	return b.String(), sc.Err()
 }
 
-func listTree(dir string) string {
+// listTree lists the files under dir with their sizes.
+func listTree(dir string) (string, error) {
 	var b strings.Builder
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -234,8 +250,5 @@ func listTree(dir string) string {
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(&b, "(%v)\n", err)
-	}
-	return b.String()
+	return b.String(), err
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/kubelet"
 )
 
 func main() {
@@ -81,6 +82,15 @@ func run(ctx context.Context, binDir, stateDir, profile string, smoke bool) (err
 		}
 	}
 	csiSock := filepath.Join(stateDir, "csi", "csi.sock")
+	// The device plugin registers with a kubelet: a stand-in one serves the
+	// kubelet's registration and ListAndWatch side of the device plugin API
+	// in the plugin directory, so the smoke check sees the GPUs announced.
+	pluginDir := filepath.Join(stateDir, "device-plugins")
+	fakeKubelet, err := kubelet.Start(pluginDir)
+	if err != nil {
+		return fmt.Errorf("starting the stand-in kubelet in %s: %w", pluginDir, err)
+	}
+	defer fakeKubelet.Stop()
 	parts := []part{
 		{
 			name: "controllers",
@@ -103,8 +113,9 @@ func run(ctx context.Context, binDir, stateDir, profile string, smoke bool) (err
 			ready: csiProbe(csiSock),
 		},
 		{
-			name: "device-plugin",
-			args: []string{"--backend=simulated", "--simulate=" + profile, "--device-plugin-path=" + filepath.Join(stateDir, "device-plugins") + "/"},
+			name:  "device-plugin",
+			args:  []string{"--backend=simulated", "--simulate=" + profile, "--device-plugin-path=" + pluginDir + "/"},
+			ready: gpusAnnounced(fakeKubelet),
 		},
 	}
 	for _, p := range parts {
@@ -160,6 +171,25 @@ func httpOK(url string) func(ctx context.Context) error {
 			return fmt.Errorf("GET %s: %s", url, resp.Status)
 		}
 		return nil
+	}
+}
+
+// gpusAnnounced is ready once the device plugin has registered
+// nvidia.com/gpu with the kubelet and announced at least one healthy GPU.
+func gpusAnnounced(k *kubelet.Kubelet) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		p, err := k.WaitPlugin(ctx, "nvidia.com/gpu")
+		if err != nil {
+			return fmt.Errorf("nvidia.com/gpu not registered with the kubelet: %w", err)
+		}
+		for _, d := range p.Devices() {
+			if d.Health == "Healthy" {
+				return nil
+			}
+		}
+		return errors.New("nvidia.com/gpu registered, but no healthy GPU announced")
 	}
 }
 

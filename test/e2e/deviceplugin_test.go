@@ -131,20 +131,26 @@ func TestKubeletRestartKeepsPodsAndResources(t *testing.T) {
 	before := waitPod(t, ns, "long", "Running", running)
 	alloc := waitAllocatable(t, "shows the demo machine", time.Minute, demoMachine)
 
+	restarted := time.Now()
 	if err := clus.RestartKubelet(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
+	// The node object still holds what the old kubelet wrote: wait for the
+	// new kubelet's own heartbeat before reading anything from it.
+	waitHeartbeatAfter(t, restarted)
+	// The restarted kubelet admits GPU pods only through the re-registered
+	// plugin.
+	createPod(t, ns, shellPod("after", "env", map[string]int64{gpu: 1}))
+	waitPod(t, ns, "after", "Succeeded", succeeded)
 	waitAllocatable(t, "comes back after the kubelet restart", time.Minute, func(a map[string]int64) bool {
 		return a[gpu] == alloc[gpu] && a[gpuShared] == alloc[gpuShared] && a[ascend910] == alloc[ascend910]
 	})
+	// By now the new kubelet has synced the pod's status at least once.
 	after := waitPod(t, ns, "long", "Running", running)
 	b, a := before.Status.ContainerStatuses[0], after.Status.ContainerStatuses[0]
 	if a.ContainerID != b.ContainerID || a.RestartCount != 0 {
 		t.Errorf("the pod's container changed across the kubelet restart: %s (restarts %d), was %s", a.ContainerID, a.RestartCount, b.ContainerID)
 	}
-	// The restarted kubelet still admits GPU pods through the re-registered plugin.
-	createPod(t, ns, shellPod("after", "env", map[string]int64{gpu: 1}))
-	waitPod(t, ns, "after", "Succeeded", succeeded)
 }
 
 func TestXIDMarksGPUUnhealthyAndRecovers(t *testing.T) {
@@ -156,12 +162,17 @@ func TestXIDMarksGPUUnhealthyAndRecovers(t *testing.T) {
 	}
 	waitAllocatable(t, "drops by one after the XID", time.Minute, func(a map[string]int64) bool { return a[gpu] == 5 })
 	t.Logf("XID to allocatable %s=5 on the node: %s", gpu, time.Since(start).Round(10*time.Millisecond))
-	start = time.Now()
 	// HEALTH_QUIET_PERIOD is 30s in the manifests: no further XID, a passing
 	// NVML check, and the GPU is healthy again; the kubelet reports it with
-	// its next node status (every 10s).
+	// its next node status.
 	waitAllocatable(t, "recovers", 2*time.Minute, demoMachine)
-	t.Logf("recovery to %s=6 on the node: %s", gpu, time.Since(start).Round(10*time.Millisecond))
+	healed := time.Since(start)
+	t.Logf("XID to recovery to %s=6 on the node: %s", gpu, healed.Round(10*time.Millisecond))
+	// The GPU must stay out for the whole quiet period: a heal before it
+	// would mean the quiet period is not applied.
+	if quiet := 30 * time.Second; healed < quiet {
+		t.Errorf("the GPU came back %s after the XID, before the %s quiet period ended", healed.Round(time.Millisecond), quiet)
+	}
 }
 
 // pluginEnv returns the environment of the NVIDIA plugin's container.

@@ -91,16 +91,18 @@ func createPod(t *testing.T, ns string, pod *corev1.Pod) *corev1.Pod {
 func waitPod(t *testing.T, ns, name, what string, done func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
+	var lastErr error
 	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		p, err := kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
+			lastErr = err
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
-		pod = p
+		pod, lastErr = p, nil
 		return done(p), nil
 	})
 	if err != nil {
-		t.Fatalf("pod %s/%s never %s; status: %+v", ns, name, what, podStatus(pod))
+		t.Fatalf("pod %s/%s never %s; status: %+v; last error: %v", ns, name, what, podStatus(pod), lastErr)
 	}
 	return pod
 }
@@ -176,16 +178,47 @@ func waitAllocatable(t *testing.T, what string, within time.Duration, want func(
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	var last map[string]int64
+	var lastErr error
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		a, err := allocatable(ctx)
 		if err != nil {
+			lastErr = err
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
-		last = a
+		last, lastErr = a, nil
 		return want(a), nil
 	})
 	if err != nil {
-		t.Fatalf("node allocatable never %s within %s; last: %v", what, within, last)
+		t.Fatalf("node allocatable never %s within %s; last: %v; last error: %v", what, within, last, lastErr)
 	}
 	return last
+}
+
+// waitHeartbeatAfter waits until the node's Ready condition carries a
+// heartbeat written after since and is True: the node status then comes from
+// a kubelet started after since, not from the API server's stale copy.
+func waitHeartbeatAfter(t *testing.T, since time.Time) {
+	t.Helper()
+	var last corev1.NodeCondition
+	var lastErr error
+	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		n, err := kube.CoreV1().Nodes().Get(ctx, cluster.NodeName, metav1.GetOptions{})
+		if err != nil {
+			lastErr = err
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		lastErr = nil
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				last = c
+				// Heartbeats have second resolution: compare with since
+				// truncated to the second, plus one, to be strictly after.
+				return c.Status == corev1.ConditionTrue && c.LastHeartbeatTime.After(since.Truncate(time.Second).Add(time.Second)), nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no Ready heartbeat from the node after %s; last Ready condition: %+v; last error: %v", since.Format(time.RFC3339), last, lastErr)
+	}
 }
