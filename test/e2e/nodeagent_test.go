@@ -31,9 +31,11 @@ func TestNodeAgentAttributesGPUsToPods(t *testing.T) {
 	url := nodeAgentURL(t)
 	want := `container="main"`
 	var metrics string
+	var lastErr error
 	err := wait.PollUntilContextCancel(testContext(t), 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		m, err := get(ctx, url)
 		if err != nil {
+			lastErr = err
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		metrics = m
@@ -45,7 +47,7 @@ func TestNodeAgentAttributesGPUsToPods(t *testing.T) {
 		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("no DCGM_FI_DEV_GPU_UTIL series for GPUs %s attributed to %s/attributed; metrics:\n%s", devs, ns, grepLines(metrics, "DCGM_FI_DEV_GPU_UTIL"))
+		t.Fatalf("no DCGM_FI_DEV_GPU_UTIL series for GPUs %s attributed to %s/attributed; metrics:\n%s; last API error: %v", devs, ns, grepLines(metrics, "DCGM_FI_DEV_GPU_UTIL"), lastErr)
 	}
 }
 

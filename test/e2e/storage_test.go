@@ -109,8 +109,10 @@ func TestDataCubeCopiesPrefixIntoPVC(t *testing.T) {
 	if err := c.Create(testContext(t), dc); err != nil {
 		t.Fatal(err)
 	}
+	var lastErr error
 	err := wait.PollUntilContextCancel(testContext(t), 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(dc), dc); err != nil {
+			lastErr = err
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for _, cond := range dc.Status.Conditions {
@@ -124,7 +126,7 @@ func TestDataCubeCopiesPrefixIntoPVC(t *testing.T) {
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("DataCube never Complete: %v; status %+v", err, dc.Status)
+		t.Fatalf("DataCube never Complete: %v; status %+v; last API error: %v", err, dc.Status, lastErr)
 	}
 	for key, want := range objects {
 		got, err := os.ReadFile(filepath.Join(dir, "copied", strings.TrimPrefix(key, "src/")))
@@ -153,16 +155,18 @@ func TestCSIS3DynamicBucket(t *testing.T) {
 	if _, err := kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	var lastErr error
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		got, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc.Name, metav1.GetOptions{})
 		if err != nil {
+			lastErr = err
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		pvc = got
 		return pvc.Status.Phase == corev1.ClaimBound, nil
 	})
 	if err != nil {
-		t.Fatalf("PVC of class %s never Bound (phase %q): %v", class, pvc.Status.Phase, err)
+		t.Fatalf("PVC of class %s never Bound (phase %q): %v; last API error: %v", class, pvc.Status.Phase, err, lastErr)
 	}
 	pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
 	if err != nil {
@@ -336,8 +340,10 @@ func withVolume(pod *corev1.Pod, claim string) *corev1.Pod {
 func waitShimReady(t *testing.T, c client.Client, ns, name string) {
 	t.Helper()
 	shim := &tensorstackv1beta2.StorageShim{}
+	var lastErr error
 	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, shim); err != nil {
+			lastErr = err
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for _, cond := range shim.Status.Conditions {
@@ -348,7 +354,7 @@ func waitShimReady(t *testing.T, c client.Client, ns, name string) {
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("StorageShim %s/%s never Ready: %+v", ns, name, shim.Status)
+		t.Fatalf("StorageShim %s/%s never Ready: %+v; last API error: %v", ns, name, shim.Status, lastErr)
 	}
 }
 
@@ -357,9 +363,11 @@ func waitShimReady(t *testing.T, c client.Client, ns, name string) {
 func csiNodePod(t *testing.T, not string) string {
 	t.Helper()
 	var name string
+	var lastErr error
 	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		pods, err := kube.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=csi-s3-node"})
 		if err != nil {
+			lastErr = err
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for i := range pods.Items {
@@ -372,7 +380,7 @@ func csiNodePod(t *testing.T, not string) string {
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("no Ready csi-s3 node pod (other than %q): %v", not, err)
+		t.Fatalf("no Ready csi-s3 node pod (other than %q): %v; last API error: %v", not, err, lastErr)
 	}
 	return name
 }
