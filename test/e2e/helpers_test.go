@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -43,7 +44,21 @@ func newNamespace(t *testing.T) string {
 			events, _ := clus.Kubectl(context.Background(), "-n", ns.Name, "get", "events", "--sort-by=.lastTimestamp")
 			t.Logf("events in %s:\n%s", ns.Name, events)
 		}
-		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+		// Wait for the namespace to go: its pods may hold GPUs that the next
+		// test counts on.
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting namespace %s: %v", ns.Name, err)
+			return
+		}
+		err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			_, err := kube.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("namespace %s still there %s after its deletion: %v", ns.Name, timeout, err)
+		}
 	})
 	// Pods are refused until the namespace's default ServiceAccount exists.
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -221,4 +236,21 @@ func waitHeartbeatAfter(t *testing.T, since time.Time) {
 	if err != nil {
 		t.Fatalf("no Ready heartbeat from the node after %s; last Ready condition: %+v; last error: %v", since.Format(time.RFC3339), last, lastErr)
 	}
+}
+
+// waitLogValue waits until the pod's log carries NAME=value and returns
+// value: a Running pod may not have written its output yet.
+func waitLogValue(t *testing.T, ns, pod, name string) string {
+	t.Helper()
+	var value, logs string
+	err := wait.PollUntilContextCancel(testContext(t), 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		logs = podLogs(t, ns, pod)
+		v, ok := envValue(logs, name)
+		value = v
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s/%s never logged %s: %v; log:\n%s", ns, pod, name, err, logs)
+	}
+	return value
 }

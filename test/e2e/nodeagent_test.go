@@ -24,10 +24,7 @@ func TestNodeAgentAttributesGPUsToPods(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, shellPod("attributed", "env; sleep 3600", map[string]int64{gpu: 2}))
 	waitPod(t, ns, "attributed", "Running", running)
-	devs, ok := envValue(podLogs(t, ns, "attributed"), "NVIDIA_VISIBLE_DEVICES")
-	if !ok {
-		t.Fatal("the pod has no NVIDIA_VISIBLE_DEVICES")
-	}
+	devs := waitLogValue(t, ns, "attributed", "NVIDIA_VISIBLE_DEVICES")
 	url := nodeAgentURL(t)
 	want := `container="main"`
 	var metrics string
