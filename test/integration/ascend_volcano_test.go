@@ -3,7 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,10 +12,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/kube"
@@ -89,11 +91,16 @@ func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface)
 	return p, v
 }
 
+// volcanoPod is a pod Volcano placed on ascendNode with chips, asking for
+// as many chips in its limits.
 func volcanoPod(name, chips, predicateTime string) *corev1.Pod {
+	n := int64(len(strings.Split(chips, ",")))
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
 			ascend.ResourceAscend910: chips, volcano.AnnotationPredicateTimeKey: predicateTime}},
-		Spec: corev1.PodSpec{NodeName: ascendNode, Containers: []corev1.Container{{Name: "c", Image: "mindspore"}}},
+		Spec: corev1.PodSpec{NodeName: ascendNode, SchedulerName: "volcano", Containers: []corev1.Container{{
+			Name: "c", Image: "mindspore", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+				ascend.ResourceAscend910: *resource.NewQuantity(n, resource.DecimalSI)}}}}},
 	}
 }
 
@@ -103,11 +110,6 @@ func volcanoPod(name, chips, predicateTime string) *corev1.Pod {
 // rank-table entry; bad annotations and missing pods are refused with
 // nothing written.
 func TestAscendVolcanoMode(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if _, err := harness.KubeAssets(); err != nil {
-			t.Skipf("no Kubernetes test binaries: %v", err)
-		}
-	}
 	cp := harness.StartControlPlane(t)
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
@@ -132,9 +134,9 @@ func TestAscendVolcanoMode(t *testing.T) {
 		return pod.Annotations
 	}
 
-	// Two pods asking for two chips: the older (by predicate-time) is served first.
-	create(volcanoPod("worker-1", "Ascend910-4,Ascend910-5", "2000"))
+	// Two pods asking for two chips: the older is served first.
 	create(volcanoPod("worker-0", "Ascend910-0,Ascend910-3", "1000"))
+	create(volcanoPod("worker-1", "Ascend910-4,Ascend910-5", "2000"))
 	// A one-chip marker pod created last: once it is served, the informer
 	// cache holds both workers (watch events arrive in order).
 	create(volcanoPod("marker", "Ascend910-7", "9000"))
@@ -176,13 +178,54 @@ func TestAscendVolcanoMode(t *testing.T) {
 		t.Errorf("second pod got %q, want 4,5", got)
 	}
 
+	// A tenant's pod naming chip 0, which worker-0 holds, and claiming to
+	// be first (predicate-time 0) is never served: chip 0 is not handed
+	// out twice, and the pod Volcano placed after it gets its chip.
+	t.Run("chip in use", func(t *testing.T) {
+		for _, name := range []string{"attacker", "late"} {
+			defer func() {
+				if err := cs.CoreV1().Pods("default").Delete(ctx, name, *metav1.NewDeleteOptions(0)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		create(volcanoPod("attacker", "Ascend910-0", "0"))
+		create(volcanoPod("late", "Ascend910-6", "5000"))
+		var resp *pluginapi.AllocateResponse
+		var err error
+		for { // until the cache shows the late pod
+			if resp, err = p.Allocate(ctx, []string{"Ascend910-1"}); status.Code(err) != codes.NotFound {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("Allocate: %v", err)
+		}
+		if got := resp.ContainerResponses[0].Envs["ASCEND_VISIBLE_DEVICES"]; got != "6" {
+			t.Errorf("Allocate gave chips %q, want 6", got)
+		}
+		if got, ok := annotations("attacker")["huawei.com/AscendReal"]; ok {
+			t.Errorf("attacker pod got chips %q", got)
+		}
+		if got := annotations("late")["huawei.com/AscendReal"]; got != "Ascend910-6" {
+			t.Errorf("late pod AscendReal = %q, want Ascend910-6", got)
+		}
+		// With no other pod left, the attacker's pod is still refused.
+		if _, err := p.Allocate(ctx, []string{"Ascend910-1"}); status.Code(err) != codes.NotFound {
+			t.Errorf("Allocate with only the attacker's pod pending = %v, want NotFound", err)
+		}
+	})
+
 	// Bad inputs: each pod is alone among the pending candidates when its
 	// Allocate runs; nothing may be written to it.
 	if err := v.Simulator().SetHealth(2, ascend.HealthCritical); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for v.Health(2).Healthy && time.Now().Before(deadline) {
+	for v.Health(2).Healthy {
+		if time.Now().After(deadline) {
+			t.Fatal("chip 2 did not turn unhealthy within a minute")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	bad := []struct {

@@ -35,8 +35,8 @@ import (
 
 // Pod annotations of the Volcano protocol.
 const (
-	// AnnotationPredicateTimeKey is when Volcano chose the chips; the
-	// oldest pending pod is served first.
+	// AnnotationPredicateTimeKey is when Volcano chose the chips; among
+	// pods created in the same second, the earliest is served first.
 	AnnotationPredicateTimeKey = "predicate-time"
 	// AnnotationRealKey is written back with the chips actually given.
 	AnnotationRealKey = "huawei.com/AscendReal"
@@ -64,6 +64,10 @@ type DeviceConfig struct {
 // MaxWait is the longest an Allocate waits for Volcano's pod.
 const MaxWait = 3 * time.Second
 
+// DefaultSchedulerName is Volcano's scheduler name; only pods with it are
+// served.
+const DefaultSchedulerName = "volcano"
+
 // API is what Volcano mode needs of the API server: this node and the pods
 // bound to it. *kube.Client serves it.
 type API interface {
@@ -82,6 +86,9 @@ type Options struct {
 	// Wait bounds how long an Allocate waits for the pod to appear in the
 	// informer cache; 0 or more than MaxWait means MaxWait.
 	Wait time.Duration
+	// SchedulerName is the spec.schedulerName of the pods served; empty
+	// means DefaultSchedulerName.
+	SchedulerName string
 }
 
 // Picker is an ascend.ChipPicker serving Allocate from a pod informer of
@@ -102,6 +109,9 @@ func New(o Options) (*Picker, error) {
 	}
 	if o.Wait <= 0 || o.Wait > MaxWait {
 		o.Wait = MaxWait
+	}
+	if o.SchedulerName == "" {
+		o.SchedulerName = DefaultSchedulerName
 	}
 	return &Picker{opts: o}, nil
 }
@@ -150,24 +160,25 @@ func (p *Picker) PickChips(ctx context.Context, resource string, kubeletIDs []st
 
 // volcano serves Allocate in Volcano mode from a node-local pod informer.
 type volcano struct {
-	client   API
-	node     string
-	serverID string
-	wait     time.Duration
-	lister   corelisters.PodLister
-	cancel   context.CancelFunc
-	done     chan struct{}
-	changed  chan struct{}
+	client    API
+	node      string
+	scheduler string
+	serverID  string
+	wait      time.Duration
+	lister    corelisters.PodLister
+	cancel    context.CancelFunc
+	done      chan struct{}
+	changed   chan struct{}
 
 	mu    sync.Mutex
-	taken map[types.UID]time.Time // pods served, until the cache shows it
+	taken map[types.UID][]string // chips given to a pod, until the cache shows them or the pod is deleted
 }
 
 // startVolcano starts the informer of the node's pods and waits for its
 // first sync, and reads the node's address for the rank table.
 func startVolcano(ctx context.Context, o Options) (*volcano, error) {
-	v := &volcano{client: o.Client, node: o.NodeName, serverID: o.NodeName, wait: o.Wait,
-		changed: make(chan struct{}, 1), taken: map[types.UID]time.Time{}, done: make(chan struct{})}
+	v := &volcano{client: o.Client, node: o.NodeName, scheduler: o.SchedulerName, serverID: o.NodeName, wait: o.Wait,
+		changed: make(chan struct{}, 1), taken: map[types.UID][]string{}, done: make(chan struct{})}
 	if n, err := o.Client.GetNode(ctx, o.NodeName); err == nil {
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP {
@@ -179,7 +190,7 @@ func startVolcano(ctx context.Context, o Options) (*volcano, error) {
 		klog.FromContext(ctx).Error(err, "Reading this node's address; using the node name as server_id", "node", o.NodeName)
 	}
 	onNode := fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
-	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
+	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			lo.FieldSelector = onNode
 			return o.Client.ListPods(ctx, lo)
@@ -188,7 +199,10 @@ func startVolcano(ctx context.Context, o Options) (*volcano, error) {
 			lo.FieldSelector = onNode
 			return o.Client.WatchPods(ctx, lo)
 		},
-	}, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	}
+	// A client that cannot stream lists (client-go's fake) says so.
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, o.Client),
+		&corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	signal := func(any) {
 		select {
 		case v.changed <- struct{}{}:
@@ -196,7 +210,7 @@ func startVolcano(ctx context.Context, o Options) (*volcano, error) {
 		}
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: signal, UpdateFunc: func(_, n any) { signal(n) },
+		AddFunc: signal, UpdateFunc: func(_, n any) { signal(n) }, DeleteFunc: v.forget,
 	}); err != nil {
 		return nil, fmt.Errorf("watching pods: %w", err)
 	}
@@ -221,16 +235,34 @@ func (v *volcano) stop() {
 	<-v.done
 }
 
-// candidate is a pending pod with a Volcano annotation.
-type candidate struct {
-	pod   *corev1.Pod
-	ids   []string
-	err   error
-	order int64
+// forget drops what was given to a deleted pod.
+func (v *volcano) forget(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	v.mu.Lock()
+	delete(v.taken, p.UID)
+	v.mu.Unlock()
 }
 
-// candidates returns this node's pending, not yet served pods annotated
-// for resource, oldest first.
+// candidate is a pending pod with a Volcano annotation.
+type candidate struct {
+	pod *corev1.Pod
+	ids []string
+	err error
+	// inUse is a chip of ids already given to another pod of the node.
+	inUse string
+}
+
+// candidates returns this node's pending, not yet served pods that
+// Volcano placed for resource, oldest first: created earlier, then
+// chosen earlier (predicate-time), then by name. Pods of another
+// scheduler, or that do not ask for resource in their limits, are not
+// candidates: anyone who can create a pod can write its annotations.
 func (v *volcano) candidates(resource string) ([]candidate, error) {
 	pods, err := v.lister.List(labelsEverything)
 	if err != nil {
@@ -238,28 +270,98 @@ func (v *volcano) candidates(resource string) ([]candidate, error) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	inUse := v.chipsInUse(pods, resource)
 	var out []candidate
 	for _, p := range pods {
 		ann, ok := p.Annotations[resource]
-		if !ok || p.Status.Phase != corev1.PodPending || p.DeletionTimestamp != nil || p.Spec.NodeName != v.node {
+		if !ok || p.Status.Phase != corev1.PodPending || p.DeletionTimestamp != nil || p.Spec.NodeName != v.node ||
+			p.Spec.SchedulerName != v.scheduler || requested(p, resource) == 0 {
 			continue
 		}
 		if _, done := p.Annotations[AnnotationRealKey]; done {
-			delete(v.taken, p.UID)
 			continue
 		}
 		if _, taken := v.taken[p.UID]; taken {
 			continue
 		}
-		c := candidate{pod: p, order: p.CreationTimestamp.UnixNano()}
-		if t, err := strconv.ParseInt(p.Annotations[AnnotationPredicateTimeKey], 10, 64); err == nil {
-			c.order = t
-		}
+		c := candidate{pod: p}
 		c.ids, c.err = parseAnnotation(ann)
+		for _, id := range c.ids {
+			if inUse[id] {
+				c.inUse = id
+				break
+			}
+		}
 		out = append(out, c)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].order < out[j].order })
+	sort.SliceStable(out, func(i, j int) bool { return older(out[i].pod, out[j].pod) })
 	return out, nil
+}
+
+// chipsInUse returns the chips of resource given to this node's pods that
+// have not terminated: those in their AscendReal annotation, and those
+// just given (v.taken) that the cache does not show yet. It drops the
+// taken entries the cache now shows, or whose pod is gone. v.mu is held.
+func (v *volcano) chipsInUse(pods []*corev1.Pod, resource string) map[string]bool {
+	inUse := map[string]bool{}
+	seen := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		seen[p.UID] = true
+		given, done := p.Annotations[AnnotationRealKey]
+		if done {
+			delete(v.taken, p.UID)
+		}
+		if !done || p.Spec.NodeName != v.node || requested(p, resource) == 0 ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, id := range strings.Split(given, ",") {
+			inUse[strings.TrimSpace(id)] = true
+		}
+	}
+	for uid, ids := range v.taken {
+		if !seen[uid] {
+			delete(v.taken, uid)
+			continue
+		}
+		for _, id := range ids {
+			inUse[id] = true
+		}
+	}
+	return inUse
+}
+
+// requested is how many of resource the pod's containers ask for in
+// their limits.
+func requested(p *corev1.Pod, resource string) int64 {
+	var n int64
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Limits[corev1.ResourceName(resource)]; ok {
+			n += q.Value()
+		}
+	}
+	return n
+}
+
+// older orders pods by creation, then by Volcano's predicate-time, then by
+// namespace and name. predicate-time only breaks ties: a pod's own
+// annotation must not put it ahead of pods created before it.
+func older(a, b *corev1.Pod) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	ta, errA := strconv.ParseInt(a.Annotations[AnnotationPredicateTimeKey], 10, 64)
+	tb, errB := strconv.ParseInt(b.Annotations[AnnotationPredicateTimeKey], 10, 64)
+	switch {
+	case errA == nil && errB == nil && ta != tb:
+		return ta < tb
+	case (errA == nil) != (errB == nil):
+		return errA == nil
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 // parseAnnotation splits "Ascend910-0,Ascend910-3".
@@ -291,6 +393,7 @@ func (v *volcano) allocate(ctx context.Context, resource string, ids []string, r
 	logger := klog.FromContext(ctx)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	skipped := map[types.UID]bool{}
 	for {
 		cands, err := v.candidates(resource)
 		if err != nil {
@@ -301,6 +404,13 @@ func (v *volcano) allocate(ctx context.Context, resource string, ids []string, r
 				return nil, status.Errorf(codes.InvalidArgument, "pod %s/%s: malformed %s annotation: %v", c.pod.Namespace, c.pod.Name, resource, c.err)
 			}
 			if len(c.ids) != len(ids) {
+				continue
+			}
+			if c.inUse != "" {
+				if !skipped[c.pod.UID] {
+					skipped[c.pod.UID] = true
+					logger.Info("Skipping pod: its annotation names a chip already given to another pod", "pod", klog.KObj(c.pod), "chip", c.inUse)
+				}
 				continue
 			}
 			chips, err := resolve(c.ids)
@@ -346,7 +456,7 @@ func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource strin
 		return status.Errorf(codes.Internal, "encoding patch: %v", err)
 	}
 	v.mu.Lock()
-	v.taken[pod.UID] = time.Now()
+	v.taken[pod.UID] = given
 	v.mu.Unlock()
 	if err := v.client.PatchPod(ctx, pod.Namespace, pod.Name, types.MergePatchType, patch); err != nil {
 		v.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -143,7 +144,9 @@ func benchVolcano(n int) ([]time.Duration, error) {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
 				ascend.ResourceAscend910: "Ascend910-" + strconv.Itoa(i%8), volcano.AnnotationPredicateTimeKey: strconv.Itoa(i)}},
-			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+			Spec: corev1.PodSpec{NodeName: node, SchedulerName: volcano.DefaultSchedulerName, Containers: []corev1.Container{{
+				Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+					ascend.ResourceAscend910: resource.MustParse("1")}}}}},
 		}
 		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return nil, err
@@ -160,6 +163,10 @@ func benchVolcano(n int) ([]time.Duration, error) {
 			return nil, err
 		}
 		out = append(out, d)
+		// Free the chip: a chip given to a live pod is not given again.
+		if err := cs.CoreV1().Pods("default").Delete(ctx, name, *metav1.NewDeleteOptions(0)); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -18,6 +18,10 @@ type Typed struct {
 	C corev1client.CoreV1Interface
 }
 
+// IsWatchListSemanticsUnSupported tells informers that client-go's fake
+// cannot stream lists (no bookmark ends the initial events).
+func (Typed) IsWatchListSemanticsUnSupported() bool { return true }
+
 // GetNode reads a node.
 func (t Typed) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
 	return t.C.Nodes().Get(ctx, name, metav1.GetOptions{})
