@@ -26,6 +26,7 @@ func main() {
 	fs.StringVar(&cfg.PluginDir, "device-plugin-path", deviceplugin.DefaultPluginDir, "The kubelet's device-plugin directory.")
 	fs.BoolVar(&cfg.FailOnInitError, "fail-on-init-error", true, "Exit when the device library fails to start; false idles without advertising.")
 	fs.StringVar(&cfg.ConfigFile, "config-file", "", "Path to a config file (version v1).")
+	fs.StringVar(&cfg.MetricsAddress, "metrics-address", "", "Serve /metrics (registration per resource), /readyz and /healthz here, e.g. :9401; empty serves nothing.")
 
 	nv := nvidia.DefaultOptions()
 	fs.StringVar(&nv.MigStrategy, nvidia.FlagMigStrategy, nv.MigStrategy, "NVIDIA MIG strategy: none, single or mixed.")
@@ -47,7 +48,7 @@ func main() {
 	fs.DurationVar(&as.HealthPeriod, "health-check-period", as.HealthPeriod, "Ascend: how often chip health is polled.")
 	for name, env := range map[string]string{
 		"vendor": "VENDOR", "backend": "BACKEND", "simulate": "SIMULATE", "device-plugin-path": "DEVICE_PLUGIN_PATH",
-		"fail-on-init-error": "FAIL_ON_INIT_ERROR", "config-file": "CONFIG_FILE",
+		"fail-on-init-error": "FAIL_ON_INIT_ERROR", "config-file": "CONFIG_FILE", "metrics-address": "METRICS_ADDRESS",
 		nvidia.FlagMigStrategy: "MIG_STRATEGY", nvidia.FlagPassDeviceSpecs: "PASS_DEVICE_SPECS",
 		nvidia.FlagDeviceListStrategy: "DEVICE_LIST_STRATEGY", nvidia.FlagDeviceIDStrategy: "DEVICE_ID_STRATEGY",
 		"nvidia-dev-root": "NVIDIA_DEV_ROOT", "health-quiet-period": "HEALTH_QUIET_PERIOD",

@@ -35,6 +35,9 @@ type Config struct {
 	FailOnInitError bool
 	// ConfigFile is an optional config file (api/config/v1).
 	ConfigFile string
+	// MetricsAddress serves /metrics (the registration gauge), /readyz and
+	// /healthz over HTTP; empty serves nothing.
+	MetricsAddress string
 }
 
 // Validate reports the first flag combination that makes no sense, naming the flag.

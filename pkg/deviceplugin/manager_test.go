@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -82,7 +83,11 @@ func TestRunInitFailure(t *testing.T) {
 	})
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
-	<-served
+	select {
+	case <-served:
+	case <-time.After(time.Minute):
+		t.Fatal("the idle plugin did not serve within a minute")
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("idle Run() = %v, want nil", err)

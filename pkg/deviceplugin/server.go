@@ -29,6 +29,8 @@ type server struct {
 	socket      string // full path of the plugin socket
 	kubeletSock string
 	logger      klog.Logger
+	// registerTimeout bounds the Register call; 0 means registerTimeout.
+	registerTimeout time.Duration
 
 	grpc *grpc.Server
 	stop chan struct{}
@@ -92,7 +94,11 @@ func (s *server) register(ctx context.Context) error {
 		return fmt.Errorf("dialing kubelet at %s: %w", s.kubeletSock, err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, registerTimeout)
+	timeout := s.registerTimeout
+	if timeout <= 0 {
+		timeout = registerTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	_, err = pluginapi.NewRegistrationClient(conn).Register(ctx, &pluginapi.RegisterRequest{
 		Version:      pluginapi.Version,

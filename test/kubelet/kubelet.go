@@ -43,6 +43,27 @@ type Kubelet struct {
 	changed    chan struct{} // closed and replaced on every state change
 	generation int
 	registered []Registration
+	refused    []Registration
+	hook       RegisterHook
+}
+
+// RegisterHook runs at the start of each Register call. A non-nil error is
+// the kubelet's answer and nothing is registered; it may block (a slow
+// kubelet) until ctx ends, which the plugin's own timeout does.
+type RegisterHook func(ctx context.Context, req *pluginapi.RegisterRequest) error
+
+// SetRegisterHook sets the hook for later Register calls; nil removes it.
+func (k *Kubelet) SetRegisterHook(h RegisterHook) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.hook = h
+}
+
+// Refused returns every Register call refused by the hook so far.
+func (k *Kubelet) Refused() []Registration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]Registration{}, k.refused...)
 }
 
 // Registration records one successful Register call.
@@ -70,6 +91,7 @@ type Plugin struct {
 	devices   []*pluginapi.Device
 	updates   int
 	updated   time.Time
+	history   [][]*pluginapi.Device
 	streamErr error
 }
 
@@ -109,6 +131,18 @@ func (k *Kubelet) serve() error {
 
 // Register implements the kubelet's Registration service.
 func (k *Kubelet) Register(ctx context.Context, req *pluginapi.RegisterRequest) (*pluginapi.Empty, error) {
+	k.mu.Lock()
+	hook := k.hook
+	k.mu.Unlock()
+	if hook != nil {
+		if err := hook(ctx, req); err != nil {
+			k.mu.Lock()
+			k.refused = append(k.refused, Registration{Resource: req.ResourceName, Generation: k.generation, At: time.Now()})
+			k.broadcastLocked()
+			k.mu.Unlock()
+			return nil, err
+		}
+	}
 	if req.Version != pluginapi.Version {
 		return nil, status.Errorf(codes.InvalidArgument, "unsupported API version %q", req.Version)
 	}
@@ -184,6 +218,7 @@ func (p *Plugin) watch(stream pluginapi.DevicePlugin_ListAndWatchClient) {
 			return
 		}
 		p.devices = resp.Devices
+		p.history = append(p.history, resp.Devices)
 		p.updates++
 		p.updated = time.Now()
 		p.k.broadcastLocked()
@@ -246,6 +281,31 @@ func (p *Plugin) WaitDevices(ctx context.Context, cond func([]*pluginapi.Device)
 		return cond(devs)
 	})
 	return devs, at, err
+}
+
+// WaitSeen waits until some device list received so far, the latest or
+// an earlier one, satisfies cond and returns it. Unlike WaitDevices it
+// cannot miss a state the plugin sent and left again before the wait
+// looked.
+func (p *Plugin) WaitSeen(ctx context.Context, cond func([]*pluginapi.Device) bool) ([]*pluginapi.Device, error) {
+	var found []*pluginapi.Device
+	err := p.k.wait(ctx, func() bool {
+		for _, devs := range p.history {
+			if cond(devs) {
+				found = devs
+				return true
+			}
+		}
+		return false
+	})
+	return found, err
+}
+
+// History returns every device list received, oldest first.
+func (p *Plugin) History() [][]*pluginapi.Device {
+	p.k.mu.Lock()
+	defer p.k.mu.Unlock()
+	return append([][]*pluginapi.Device{}, p.history...)
 }
 
 // Allocate calls Allocate with one container request per id list.
