@@ -39,23 +39,27 @@ const (
 // Reconciler runs each DataCube as a batch/v1 Job of the executor
 // and mirrors the Job and its pod in the DataCube's status.
 type Reconciler struct {
-	client   client.Client
-	recorder events.EventRecorder
-	image    string
+	client client.Client
+	// apiReader finds a Job of a DataCube's Job name that the cache lacks
+	// because it does not carry NameLabelKey.
+	apiReader client.Reader
+	recorder  events.EventRecorder
+	image     string
 }
 
 // NewReconciler returns a reconciler that runs the executor image.
-// The manager's cache must hold the DataCube pods (see PodCacheSelector).
-func NewReconciler(c client.Client, recorder events.EventRecorder, image string) *Reconciler {
+// The manager's cache must hold the DataCube Jobs and pods (see
+// CacheSelector); apiReader reads from the API server.
+func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, image string) *Reconciler {
 	if image == "" {
 		image = DefaultExecutorImage
 	}
-	return &Reconciler{client: c, recorder: recorder, image: image}
+	return &Reconciler{client: c, apiReader: apiReader, recorder: recorder, image: image}
 }
 
-// PodCacheSelector selects the pods of DataCubes, so that the manager caches
-// those and not every pod of the cluster.
-func PodCacheSelector() labels.Selector {
+// CacheSelector selects the Jobs and pods of DataCubes, so that the manager
+// caches those and not every Job and pod of the cluster.
+func CacheSelector() labels.Selector {
 	req, err := labels.NewRequirement(NameLabelKey, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid requirement
@@ -67,7 +71,7 @@ func PodCacheSelector() labels.Selector {
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=datacubes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create
 
 // SetupWithManager registers the reconciler, watching DataCubes, their Jobs
 // and the Jobs' pods.
@@ -99,8 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
-	job := &batchv1.Job{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: JobName(dc)}, job)
+	job, err := r.getJob(ctx, dc)
 	switch {
 	case apierrors.IsNotFound(err):
 		if finished(dc) {
@@ -136,6 +139,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	})
 }
 
+// getJob returns the DataCube's Job. A Job of that name the cache lacks
+// (no NameLabelKey) is read from the API server, so that it shows as a
+// conflict rather than a Job to create.
+func (r *Reconciler) getJob(ctx context.Context, dc *tensorstackv1beta1.DataCube) (*batchv1.Job, error) {
+	key := client.ObjectKey{Namespace: dc.Namespace, Name: JobName(dc)}
+	job := &batchv1.Job{}
+	err := r.client.Get(ctx, key, job)
+	if apierrors.IsNotFound(err) {
+		err = r.apiReader.Get(ctx, key, job)
+	}
+	return job, err
+}
+
 // invalidSpecError is a spec the controller cannot run; the CRD schema
 // refuses most of these, this catches what it cannot.
 type invalidSpecError struct{ err error }
@@ -155,6 +171,10 @@ func (r *Reconciler) start(ctx context.Context, dc *tensorstackv1beta1.DataCube)
 		return nil, fmt.Errorf("owning Job: %w", err)
 	}
 	if err := r.client.Create(ctx, job); err != nil {
+		if apierrors.IsInvalid(err) {
+			// Retrying cannot help: the API server refuses what the spec made.
+			return nil, &invalidSpecError{err: fmt.Errorf("the Job for this DataCube is invalid: %w", err)}
+		}
 		return nil, fmt.Errorf("creating Job %s: %w", job.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(3).Info("Created Job", "job", job.Name)
@@ -175,6 +195,9 @@ func (r *Reconciler) ensurePVC(ctx context.Context, dc *tensorstackv1beta1.DataC
 	}
 	pvc.Name, pvc.Namespace = ref.Name, dc.Namespace
 	if err := r.client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
+		if apierrors.IsInvalid(err) {
+			return &invalidSpecError{err: fmt.Errorf("spec.sink.pvc.template is invalid: %w", err)}
+		}
 		return fmt.Errorf("creating PVC %s from the template: %w", ref.Name, err)
 	}
 	return nil

@@ -29,6 +29,12 @@ const (
 	SourceOptionPrefix = "DATACUBE_SOURCE_OPT_"
 	SinkOptionPrefix   = "DATACUBE_SINK_OPT_"
 
+	// EnvSecretOptions lists, comma-separated and sorted, the variables
+	// (options, see OptionEnv, and spec.executor.env) whose values come from
+	// a Secret (valueFrom.secretKeyRef), whatever the option. The executor treats their values as secrets: it
+	// never prints them, in logs or in the termination message.
+	EnvSecretOptions = "DATACUBE_SECRET_OPTIONS"
+
 	// PVCMountPath is where the controller mounts the DataCube's PVC.
 	PVCMountPath = "/datacube/pvc"
 

@@ -3,6 +3,7 @@ package datacube
 import (
 	"fmt"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -62,8 +63,25 @@ func optionEnv(prefix string, options []corev1.EnvVar) []corev1.EnvVar {
 	return env
 }
 
-// newJob returns the Job that runs a DataCube's transfer with image.
+// secretOptions returns EnvSecretOptions's value for env: the names of the
+// variables whose value is a Secret key, sorted.
+func secretOptions(env []corev1.EnvVar) string {
+	var names []string
+	for _, e := range env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			names = append(names, e.Name)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+// newJob returns the Job that runs a DataCube's transfer with image. The
+// pod gets no service account token: the executor needs no API access.
 func newJob(dc *tensorstackv1beta1.DataCube, image string) (*batchv1.Job, error) {
+	if err := validate(dc); err != nil {
+		return nil, err
+	}
 	pvc, pvcEnv, err := pvcSide(dc)
 	if err != nil {
 		return nil, err
@@ -82,6 +100,10 @@ func newJob(dc *tensorstackv1beta1.DataCube, image string) (*batchv1.Job, error)
 	env = append(env, optionEnv(SourceOptionPrefix, dc.Spec.Source.Options)...)
 	env = append(env, optionEnv(SinkOptionPrefix, dc.Spec.Sink.Options)...)
 	env = append(env, dc.Spec.Executor.Env...)
+	// Last, so that spec.executor.env cannot override it.
+	if names := secretOptions(env); names != "" {
+		env = append(env, corev1.EnvVar{Name: EnvSecretOptions, Value: names})
+	}
 
 	labels := map[string]string{NameLabelKey: dc.Name}
 	return &batchv1.Job{
@@ -91,7 +113,8 @@ func newJob(dc *tensorstackv1beta1.DataCube, image string) (*batchv1.Job, error)
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
 					// A per-attempt deadline: the pod fails and the Job retries.
 					ActiveDeadlineSeconds: opts.ActiveDeadlineSeconds,
 					SecurityContext:       dc.Spec.Executor.SecurityContext,

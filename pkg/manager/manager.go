@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -91,6 +92,24 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// CacheOptions restricts the manager's cache to the objects the controllers
+// own, by label, rather than every pod, Job, PVC and ConfigMap of the
+// cluster: DataCube Jobs and pods, StorageShim PVCs, and rank-table
+// ConfigMaps (the rank-table controller keeps a cache of its own of these).
+func CacheOptions() cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:                   {Label: datacube.CacheSelector()},
+		&batchv1.Job{}:                  {Label: datacube.CacheSelector()},
+		&corev1.PersistentVolumeClaim{}: {Label: shim.PVCCacheSelector()},
+		&corev1.ConfigMap{}:             {Label: ranktable.CacheSelector()},
+	}}
+}
+
+// Uncached are the kinds the manager's client reads straight from the API
+// server, never through a cluster-wide cache: the Secrets and ConfigMaps that
+// StorageShims name, each read when its shim is reconciled.
+var Uncached = []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}
+
 // The manager records events for every controller.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -109,11 +128,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
-		// Cache only the pods the controllers run, not every pod of the
-		// cluster; the rank-table controller keeps a cache of its own.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: datacube.PodCacheSelector()},
-		}},
+		Cache:                   CacheOptions(),
+		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: Uncached}},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.WebhookCertDir,
 		}),
@@ -124,7 +140,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := setupStorageShim(mgr, opts); err != nil {
 		return nil, err
 	}
-	if err := datacube.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("datacube-controller"),
+	if err := datacube.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("datacube-controller"),
 		opts.DataCubeExecutorImage).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the DataCube controller: %w", err)
 	}

@@ -9,13 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 	"github.com/accelstack/accelstack/pkg/shim/csi"
@@ -25,6 +26,19 @@ import (
 // the reclaim policy is Retain) before the StorageShim goes.
 const PVFinalizer = "tensorstack.dev/storageshim-pv"
 
+// PVCLabelKey labels the PVCs the controller creates with their shim's UID,
+// so that the manager caches those PVCs and no others (see PVCCacheSelector).
+const PVCLabelKey = "tensorstack.dev/storageshim"
+
+// PVCCacheSelector selects the PVCs of StorageShims.
+func PVCCacheSelector() labels.Selector {
+	req, err := labels.NewRequirement(PVCLabelKey, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid requirement
+	}
+	return labels.NewSelector().Add(*req)
+}
+
 // StorageShimReconciler turns each StorageShim into a static PV for the
 // csi-s3 or ceph-csi driver and a PVC of the same name bound to it, and
 // reports the PVC's phase and every failure in the shim's status.
@@ -32,41 +46,47 @@ type StorageShimReconciler struct {
 	client client.Client
 	// secrets reads Secrets straight from the API server: the controller
 	// only gets the Secrets shims name and never caches or lists Secrets.
-	secrets  client.Reader
-	recorder events.EventRecorder
+	secrets client.Reader
+	// apiReader reads from the API server what the cache does not hold:
+	// PVs, and PVCs created before they carried PVCLabelKey.
+	apiReader client.Reader
+	recorder  events.EventRecorder
 	// s3Driver is the CSI driver name of S3 volumes.
 	s3Driver string
 }
 
 // failureRetry is how soon a shim that failed for a user error is retried.
-// Secrets are not watched (see secrets), so a fixed Secret is noticed then;
-// a fixed ConfigMap or spec is noticed at once.
+// Secrets and ConfigMaps are not watched (the controller reads them from the
+// API server), so a fixed Secret or ConfigMap is noticed then; a fixed spec
+// is noticed at once.
 const failureRetry = 30 * time.Second
 
 // NewStorageShimReconciler returns a reconciler that writes S3 PVs for the
-// CSI driver s3Driver and reads Secrets through the uncached secrets reader.
-func NewStorageShimReconciler(c client.Client, secrets client.Reader, recorder events.EventRecorder, s3Driver string) *StorageShimReconciler {
+// CSI driver s3Driver and reads Secrets, PVs and unlabelled PVCs through the
+// uncached apiReader. The client's cache must hold the PVCs PVCCacheSelector
+// selects and must not cache ConfigMaps.
+func NewStorageShimReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, s3Driver string) *StorageShimReconciler {
 	if s3Driver == "" {
 		s3Driver = csi.DefaultDriverName
 	}
-	return &StorageShimReconciler{client: c, secrets: secrets, recorder: recorder, s3Driver: s3Driver}
+	return &StorageShimReconciler{client: c, secrets: apiReader, apiReader: apiReader, recorder: recorder, s3Driver: s3Driver}
 }
 
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=storageshims,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=storageshims/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=storageshims/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
-// SetupWithManager registers the reconciler: it watches StorageShims, the
-// PVCs they own, and the ConfigMaps they reference.
+// SetupWithManager registers the reconciler: it watches StorageShims and the
+// PVCs they own. The Secrets and ConfigMaps shims name are read when a shim
+// is reconciled, not watched (see failureRetry).
 func (r *StorageShimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&tensorstackv1beta2.StorageShim{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.shimsReferencing)).
 		Complete(r)
 }
 
@@ -101,6 +121,11 @@ func (r *StorageShimReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	phase := pvc.Status.Phase
+	if phase != corev1.ClaimBound {
+		if err := r.releaseClaimRef(ctx, pvc); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if phase == corev1.ClaimBound {
 		return ctrl.Result{}, r.setStatus(ctx, shim, phase, metav1.ConditionTrue, ReasonBound,
 			fmt.Sprintf("PVC %s is bound to PV %s", pvc.Name, pvc.Spec.VolumeName))
@@ -117,17 +142,9 @@ func (r *StorageShimReconciler) ensureVolume(ctx context.Context, shim *tensorst
 		return nil, err
 	}
 
-	pvc := &corev1.PersistentVolumeClaim{}
-	err = r.client.Get(ctx, client.ObjectKey{Namespace: shim.Namespace, Name: shim.Name}, pvc)
-	switch {
-	case err == nil:
-		if !metav1.IsControlledBy(pvc, shim) {
-			return nil, failf(ReasonPVCConflict, "PVC %s already exists and is not owned by this StorageShim; delete it or choose another name", shim.Name)
-		}
-	case apierrors.IsNotFound(err):
-		pvc = nil
-	default:
-		return nil, fmt.Errorf("getting PVC: %w", err)
+	pvc, err := r.existingPVC(ctx, shim)
+	if err != nil {
+		return nil, err
 	}
 
 	if err := r.client.Create(ctx, pv); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -137,6 +154,7 @@ func (r *StorageShimReconciler) ensureVolume(ctx context.Context, shim *tensorst
 		return pvc, nil
 	}
 	pvc = newPVC(shim, pv)
+	pvc.Labels = map[string]string{PVCLabelKey: string(shim.UID)}
 	if err := controllerutil.SetControllerReference(shim, pvc, r.client.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning PVC: %w", err)
 	}
@@ -210,31 +228,63 @@ func (r *StorageShimReconciler) finalize(ctx context.Context, shim *tensorstackv
 	return nil
 }
 
-// shimsReferencing maps a ConfigMap to the shims that reference it.
-func (r *StorageShimReconciler) shimsReferencing(ctx context.Context, obj client.Object) []reconcile.Request {
-	var shims tensorstackv1beta2.StorageShimList
-	if err := r.client.List(ctx, &shims); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing StorageShims for a changed reference")
-		return nil
+// existingPVC returns the shim's PVC, or nil if there is none. The cache
+// holds only labelled PVCs; a PVC it lacks is looked up on the API server,
+// and labelled if the shim owns it (created before the label existed).
+func (r *StorageShimReconciler) existingPVC(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (*corev1.PersistentVolumeClaim, error) {
+	key := client.ObjectKey{Namespace: shim.Namespace, Name: shim.Name}
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := r.client.Get(ctx, key, pvc)
+	if apierrors.IsNotFound(err) {
+		err = r.apiReader.Get(ctx, key, pvc)
 	}
-	var reqs []reconcile.Request
-	for i := range shims.Items {
-		if references(&shims.Items[i], obj) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&shims.Items[i])})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting PVC: %w", err)
+	}
+	if !metav1.IsControlledBy(pvc, shim) {
+		return nil, failf(ReasonPVCConflict, "PVC %s already exists and is not owned by this StorageShim; delete it or choose another name", shim.Name)
+	}
+	if _, ok := pvc.Labels[PVCLabelKey]; !ok {
+		before := pvc.DeepCopy()
+		if pvc.Labels == nil {
+			pvc.Labels = map[string]string{}
 		}
+		pvc.Labels[PVCLabelKey] = string(shim.UID)
+		if err := r.client.Patch(ctx, pvc, client.MergeFrom(before)); err != nil {
+			return nil, fmt.Errorf("labelling PVC %s: %w", pvc.Name, err)
+		}
+		ctrl.LoggerFrom(ctx).V(3).Info("Labelled PVC", "pvc", pvc.Name)
 	}
-	return reqs
+	return pvc, nil
 }
 
-// references reports whether shim refers to the ConfigMap obj.
-func references(shim *tensorstackv1beta2.StorageShim, obj client.Object) bool {
-	if shim.Spec.CephFS == nil {
-		return false
+// releaseClaimRef lets the shim's PV bind to pvc when the PV is still
+// claimed by an earlier PVC of the same name (the user deleted the PVC and
+// the controller recreated it; the Retain PV went Released). It drops the
+// claim's uid and resourceVersion so the PV controller binds the PV to the
+// current PVC; the volume's data is untouched.
+func (r *StorageShimReconciler) releaseClaimRef(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	if pvc.Spec.VolumeName == "" || !pvc.DeletionTimestamp.IsZero() {
+		return nil
 	}
-	ref := shim.Spec.CephFS.Server.ConfigMapRef
-	ns := ref.Namespace
-	if ns == "" {
-		ns = shim.Namespace
+	pv := &corev1.PersistentVolume{}
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); err != nil {
+		return client.IgnoreNotFound(err)
 	}
-	return ref.Name == obj.GetName() && ns == obj.GetNamespace()
+	ref := pv.Spec.ClaimRef
+	if ref == nil || ref.Namespace != pvc.Namespace || ref.Name != pvc.Name || ref.UID == "" || ref.UID == pvc.UID {
+		return nil
+	}
+	// Test on the stale uid, so a PV bound meanwhile is left alone.
+	patch := fmt.Sprintf(`[{"op":"test","path":"/spec/claimRef/uid","value":%q},`+
+		`{"op":"remove","path":"/spec/claimRef/uid"},{"op":"replace","path":"/spec/claimRef/resourceVersion","value":""}]`, ref.UID)
+	if err := r.client.Patch(ctx, pv, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("releasing PV %s for PVC %s: %w", pv.Name, pvc.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Released PV of a deleted PVC for its successor", "pv", pv.Name, "pvc", pvc.Name)
+	r.recorder.Eventf(pvc, pv, corev1.EventTypeNormal, "Rebinding", "Reconcile", "PV %s was claimed by a deleted PVC; rebinding it to this PVC", pv.Name)
+	return nil
 }
