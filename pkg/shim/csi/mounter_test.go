@@ -1,6 +1,7 @@
 package csi
 
 import (
+	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,8 +25,8 @@ func TestMounterCommands(t *testing.T) {
 	}{
 		{
 			name: "rclone", m: rcloneMounter{bin: "/bin/rclone"}, vol: vol, wantFile: "rclone.conf",
-			wantArgs: []string{"mount", "s3:data/team", "/stage", "--config", "DIR/rclone.conf", "--cache-dir", "DIR/cache",
-				"--vfs-cache-mode", "full", "--dir-cache-time", "30s", "--contimeout", "5s", "--timeout", "30s",
+			wantArgs: []string{"mount", "s3,type=s3,env_auth=false:data/team", "/stage", "--config", "DIR/rclone.conf", "--cache-dir", "DIR/cache",
+				"--vfs-cache-mode", "full", "--vfs-cache-max-size", "10G", "--vfs-cache-min-free-space", "10G", "--dir-cache-time", "30s", "--contimeout", "5s", "--timeout", "30s",
 				"--low-level-retries", "3", "--retries", "1", "--allow-other", "--read-only", "--uid", "1000",
 				"--file-perms", "0640", "--dir-perms", "0750", "--dir-cache-time=5s"},
 		},
@@ -48,8 +49,16 @@ func TestMounterCommands(t *testing.T) {
 			if diff := cmp.Diff(tc.wantArgs, got); diff != "" {
 				t.Errorf("args (-want +got):\n%s", diff)
 			}
-			if strings.Contains(strings.Join(cmd.Args, " "), "TOPSECRET") {
-				t.Errorf("the command line holds the secret")
+			// All of the command, which the launcher runs as it is: path,
+			// argv and any environment it may ever carry.
+			all, err := json.Marshal(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range []string{"TOPSECRET", "AKID"} {
+				if strings.Contains(string(all), secret) {
+					t.Errorf("the command %s holds a credential", all)
+				}
 			}
 			st, err := os.Stat(filepath.Join(dir, tc.wantFile))
 			if err != nil {

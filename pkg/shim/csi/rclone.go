@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // rcloneMounter mounts with `rclone mount` and its VFS cache.
@@ -22,7 +25,7 @@ var _ Mounter = rcloneMounter{}
 // --flag=value). Flags that move files outside the state dir (--config,
 // --cache-dir, --log-file), open ports (--rc) or fork (--daemon) are not.
 var rcloneAllowed = map[string]bool{
-	"--vfs-cache-mode": true, "--vfs-cache-max-size": true, "--vfs-cache-max-age": true,
+	"--vfs-cache-mode": true, "--vfs-cache-max-size": true, "--vfs-cache-min-free-space": true, "--vfs-cache-max-age": true,
 	"--vfs-cache-poll-interval": true, "--vfs-read-chunk-size": true, "--vfs-read-chunk-size-limit": true,
 	"--vfs-read-ahead": true, "--vfs-write-back": true, "--vfs-fast-fingerprint": true,
 	"--vfs-case-insensitive": true, "--dir-cache-time": true, "--attr-timeout": true,
@@ -49,24 +52,71 @@ func (rcloneMounter) CheckOptions(opts []string) error {
 	return nil
 }
 
+// rcloneRemote is the remote rclone mounts. Its connection-string
+// parameters take precedence over rclone.conf, so whatever that file says,
+// the remote is an S3 remote that never reads credentials from rclone's
+// environment or the node's instance metadata.
+const rcloneRemote = "s3,type=s3,env_auth=false:"
+
+// Default bounds of rclone's VFS cache of each volume; a volume's options
+// may set others. Both are soft: files open or not uploaded yet stay.
+const (
+	// DefaultVFSCacheMaxSize is --vfs-cache-max-size.
+	DefaultVFSCacheMaxSize = "10G"
+	// DefaultVFSCacheMinFreeSpace is --vfs-cache-min-free-space: the cache
+	// is trimmed when the file system it lives on has less free space.
+	DefaultVFSCacheMinFreeSpace = "10G"
+)
+
+// rcloneConfig renders the [s3] section of rclone.conf. Credentials have
+// no control characters (CredentialsFromSecrets refuses them), so each
+// value stays on its line; iniValue keeps rclone's parser from unquoting.
+func rcloneConfig(creds Credentials) string {
+	var conf strings.Builder
+	conf.WriteString("[s3]\ntype = s3\nprovider = Other\nenv_auth = false\n")
+	for _, kv := range [][2]string{
+		{"access_key_id", creds.AccessKeyID},
+		{"secret_access_key", creds.SecretAccessKey},
+		{"endpoint", creds.Endpoint.String()},
+		{"region", creds.Region},
+	} {
+		fmt.Fprintf(&conf, "%s = %s\n", kv[0], iniValue(kv[1]))
+	}
+	fmt.Fprintf(&conf, "force_path_style = %t\nno_check_bucket = true\n", !creds.VirtualHost)
+	return conf.String()
+}
+
+// iniValue quotes v for rclone's config parser, which takes a value that
+// starts with a backquote or three double quotes as quoted and strips the
+// quotes: such values, and values with blanks at their ends, are wrapped
+// in backquotes (the parser takes the text up to the last backquote).
+func iniValue(v string) string {
+	if strings.HasPrefix(v, "`") || strings.HasPrefix(v, `"`) || strings.TrimSpace(v) != v {
+		return "`" + v + "`"
+	}
+	return v
+}
+
 // Command writes rclone.conf (and ca.pem) into dir and returns
 // `rclone mount s3:bucket/prefix target ...`. Timeouts are short so that I/O
-// on an unreachable server fails instead of hanging.
+// on an unreachable server fails instead of hanging; the VFS cache is
+// bounded by DefaultVFSCacheMaxSize and DefaultVFSCacheMinFreeSpace unless
+// the volume's options say otherwise (later flags win).
 func (m rcloneMounter) Command(vol Volume, creds Credentials, target, dir string) (Command, error) {
-	var conf strings.Builder
-	fmt.Fprintf(&conf, "[s3]\ntype = s3\nprovider = Other\nenv_auth = false\n")
-	fmt.Fprintf(&conf, "access_key_id = %s\nsecret_access_key = %s\n", creds.AccessKeyID, creds.SecretAccessKey)
-	fmt.Fprintf(&conf, "endpoint = %s\nregion = %s\n", creds.Endpoint, creds.Region)
-	fmt.Fprintf(&conf, "force_path_style = %t\nno_check_bucket = true\n", !creds.VirtualHost)
-	confPath, err := writeSecretFile(dir, "rclone.conf", []byte(conf.String()))
+	if hasControl(creds.AccessKeyID) || hasControl(creds.SecretAccessKey) || hasControl(creds.Region) {
+		return Command{}, status.Error(codes.InvalidArgument, "S3 credentials contain a control character")
+	}
+	confPath, err := writeSecretFile(dir, "rclone.conf", []byte(rcloneConfig(creds)))
 	if err != nil {
 		return Command{}, err
 	}
 	args := []string{
-		"mount", "s3:" + remotePath(vol), target,
+		"mount", rcloneRemote + remotePath(vol), target,
 		"--config", confPath,
 		"--cache-dir", filepath.Join(dir, "cache"),
 		"--vfs-cache-mode", vol.VFSCacheMode,
+		"--vfs-cache-max-size", DefaultVFSCacheMaxSize,
+		"--vfs-cache-min-free-space", DefaultVFSCacheMinFreeSpace,
 		"--dir-cache-time", "30s",
 		"--contimeout", "5s", "--timeout", "30s",
 		"--low-level-retries", "3", "--retries", "1",

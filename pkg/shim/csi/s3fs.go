@@ -63,6 +63,9 @@ func (m s3fsMounter) Command(vol Volume, creds Credentials, target, dir string) 
 	if len(creds.CABundle) > 0 {
 		return Command{}, status.Errorf(codes.InvalidArgument, "secret key %s is not supported by mounter s3fs; use rclone or a system-trusted CA", SecretCABundle)
 	}
+	if err := checkS3fsCredentials(creds); err != nil {
+		return Command{}, err
+	}
 	passwd, err := writeSecretFile(dir, "passwd-s3fs", []byte(creds.AccessKeyID+":"+creds.SecretAccessKey+"\n"))
 	if err != nil {
 		return Command{}, err
@@ -105,4 +108,28 @@ func (m s3fsMounter) Command(vol Volume, creds Credentials, target, dir string) 
 		args = append(args, "-o", opt)
 	}
 	return Command{Path: m.bin, Args: args}, nil
+}
+
+// checkS3fsCredentials refuses credentials that s3fs would misread: its
+// passwd file takes a line with blanks or a leading '#' or '[' as invalid
+// or a comment, one with '=' as a key=value line, and one with two ':' as
+// bucket:key:secret. The region and endpoint host go into -o options, where
+// ',' would start another option; CredentialsFromSecrets has refused that
+// already, this keeps Command safe for any caller.
+func checkS3fsCredentials(creds Credentials) error {
+	for _, kv := range [][2]string{{SecretAccessKeyID, creds.AccessKeyID}, {SecretSecretAccessKey, creds.SecretAccessKey}} {
+		if hasControl(kv[1]) || strings.ContainsAny(kv[1], " \t:=") || strings.HasPrefix(kv[1], "#") || strings.HasPrefix(kv[1], "[") {
+			return status.Errorf(codes.InvalidArgument, "secret key %s: mounter s3fs cannot read keys with blanks, ':' or '=', or starting with '#' or '['; use mounter rclone", kv[0])
+		}
+	}
+	if err := checkRegion(creds.Region); err != nil {
+		return status.Errorf(codes.InvalidArgument, "secret key %s: %v", SecretRegion, err)
+	}
+	if creds.Endpoint == nil {
+		return status.Errorf(codes.InvalidArgument, "secret key %s: missing", SecretEndpoint)
+	}
+	if _, err := checkHostPort(creds.Endpoint.Host); err != nil {
+		return status.Errorf(codes.InvalidArgument, "secret key %s: %v", SecretEndpoint, err)
+	}
+	return nil
 }
