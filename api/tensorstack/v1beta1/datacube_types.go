@@ -66,8 +66,13 @@ type ExecutorOptions struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
-	// extraArgs are appended to the executor's command line.
+	// extraArgs are appended to the executor's command line. Only the
+	// flags --concurrency, --part-size, --connect-timeout, --no-fsync,
+	// --cache-dir and -v are allowed (as --flag=value or --flag value).
 	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.startsWith('-') || a.matches('^--?(concurrency|part-size|connect-timeout|no-fsync|cache-dir|v)(=.*)?$'))",message="only the flags --concurrency, --part-size, --connect-timeout, --no-fsync, --cache-dir and -v are allowed"
 	ExtraArgs []string `json:"extraArgs,omitempty"`
 }
 
@@ -197,12 +202,18 @@ type DataCubeStatus struct {
 }
 
 // DataCube moves data between a PVC and Git, Hugging Face or S3.
+//
+// The controller runs each DataCube as a Job in the DataCube's namespace,
+// whose pod mounts the named PVC and reads the options' Secrets and
+// ConfigMaps: whoever may create a DataCube in a namespace can do what a pod
+// created there could. Grant DataCube create as you would pod create.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.type`
 // +kubebuilder:printcolumn:name="Sink",type=string,JSONPath=`.spec.sink.type`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54",message="metadata.name must be at most 54 characters: the DataCube's Job is named <name>-batchjob"
 type DataCube struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
