@@ -151,7 +151,7 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csipb.CreateVo
 					return nil, status.Errorf(codes.AlreadyExists, "bucket %s exists and belongs to someone else", bucket)
 				}
 			}
-		} else if err := checkAccess(ctx, cl, bucket); err != nil {
+		} else if err := checkAccess(ctx, cl, bucket, prefix); err != nil {
 			return nil, err
 		}
 		if err := writeMarker(ctx, cl, bucket, prefix, volumeMarker{Name: req.GetName(), CapacityBytes: capacity}); err != nil {
@@ -271,7 +271,7 @@ func (s *controllerServer) ValidateVolumeCapabilities(ctx context.Context, req *
 		if err != nil {
 			return nil, err
 		}
-		if err := checkAccess(ctx, cl, vol.Bucket); err != nil {
+		if err := checkAccess(ctx, cl, vol.Bucket, vol.Prefix); err != nil {
 			return nil, err
 		}
 	}

@@ -110,7 +110,7 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVo
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAccess(ctx, cl, vol.Bucket); err != nil {
+	if err := checkAccess(ctx, cl, vol.Bucket, vol.Prefix); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(staging); errors.Is(err, fs.ErrNotExist) {

@@ -89,12 +89,18 @@ func s3Status(err error, format string, args ...any) error {
 
 // checkAccess makes one cheap authenticated call on the volume's bucket, so
 // refused credentials and missing buckets fail a request before anything is
-// mounted or created.
-func checkAccess(ctx context.Context, cl *minio.Client, bucket string) error {
+// mounted or created. It lists under prefix (the volume's, empty for a
+// whole bucket), never the bucket's root, so keys whose policy only allows
+// listing their own prefix pass.
+func checkAccess(ctx context.Context, cl *minio.Client, bucket, prefix string) error {
 	ctx, cancel := context.WithTimeout(ctx, s3Timeout)
 	defer cancel()
+	opts := minio.ListObjectsOptions{MaxKeys: 1}
+	if prefix != "" {
+		opts.Prefix = prefix + "/"
+	}
 	// The first result is enough; cancel stops the listing.
-	if obj, ok := <-cl.ListObjects(ctx, bucket, minio.ListObjectsOptions{MaxKeys: 1}); ok && obj.Err != nil {
+	if obj, ok := <-cl.ListObjects(ctx, bucket, opts); ok && obj.Err != nil {
 		return s3Status(obj.Err, "checking access to bucket %s", bucket)
 	}
 	return nil
