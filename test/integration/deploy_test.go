@@ -1,7 +1,13 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -9,6 +15,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/test/harness"
@@ -48,5 +56,126 @@ func TestDeployManifestsApply(t *testing.T) {
 	if conv := crd.Spec.Conversion; conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter ||
 		conv.Webhook.ClientConfig.Service == nil || conv.Webhook.ClientConfig.Service.Name != "controllers-webhook" {
 		t.Errorf("StorageShim CRD conversion = %+v, want the controllers-webhook Service", conv)
+	}
+}
+
+// deployObjects decodes every object of the YAML files under deploy/.
+func deployObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	err = filepath.WalkDir(filepath.Join(root, "deploy"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, decodeYAML(t, path, b)...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// decodeYAML decodes a multi-document YAML stream.
+func decodeYAML(t *testing.T, name string, b []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+// TestNoClusterRoleGrantsLeases: leader-election leases are granted only
+// in a namespace, so no component can take over another's lease.
+func TestNoClusterRoleGrantsLeases(t *testing.T) {
+	roles := 0
+	for _, o := range deployObjects(t) {
+		if o.GetKind() != "ClusterRole" {
+			continue
+		}
+		roles++
+		rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+		for _, r := range rules {
+			res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+			for _, name := range res {
+				if name == "leases" || name == "*" {
+					t.Errorf("ClusterRole %s grants %s", o.GetName(), name)
+				}
+			}
+		}
+	}
+	if roles == 0 {
+		t.Fatal("no ClusterRole found under deploy/")
+	}
+}
+
+// TestNVIDIAVolumeMountsComponent renders deploy/ with the
+// nvidia-volume-mounts component, as an admin's overlay would, and checks
+// that it sets the volume-mounts device list while the default stays envvar.
+func TestNVIDIAVolumeMountsComponent(t *testing.T) {
+	assets, err := harness.KubeAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := t.TempDir()
+	rel := func(p string) string {
+		r, err := filepath.Rel(overlay, filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	kustomization := fmt.Sprintf("resources: [%s]\ncomponents: [%s]\n", rel("deploy"), rel("deploy/components/nvidia-volume-mounts"))
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	strategy := func(dir string) string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", dir).Output()
+		if err != nil {
+			t.Fatalf("kubectl kustomize %s: %v", dir, err)
+		}
+		for _, o := range decodeYAML(t, dir, out) {
+			if o.GetKind() != "DaemonSet" || o.GetName() != "device-plugin" {
+				continue
+			}
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+			for _, e := range env {
+				if e.(map[string]any)["name"] == "DEVICE_LIST_STRATEGY" {
+					return fmt.Sprint(e.(map[string]any)["value"])
+				}
+			}
+			return "unset"
+		}
+		t.Fatalf("no device-plugin DaemonSet rendered from %s", dir)
+		return ""
+	}
+	if got := strategy(overlay); got != "volume-mounts" {
+		t.Errorf("DEVICE_LIST_STRATEGY with the component = %q, want volume-mounts", got)
+	}
+	if got := strategy(filepath.Join(root, "deploy")); got != "unset" {
+		t.Errorf("DEVICE_LIST_STRATEGY by default = %q, want unset (envvar)", got)
 	}
 }
