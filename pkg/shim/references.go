@@ -21,8 +21,11 @@ const ResourceLabelKey = "tensorstack.dev/resource"
 var s3SecretTypes = map[string]bool{"s3-cfg": true, "s3": true}
 
 // checkS3Secret checks that the Secret exists, is not labelled for another
-// use, and holds .s3cfg credentials the csi-s3 driver can read. Messages name
-// the Secret and key, never a value.
+// use, and holds .s3cfg credentials the csi-s3 driver can read. The whole
+// Secret goes through the driver's own check (csi.CredentialsFromSecrets),
+// as the kubelet hands it to the driver at every mount, so a value the
+// driver would refuse fails here first. Messages name the Secret and key,
+// never a value.
 func (r *StorageShimReconciler) checkS3Secret(ctx context.Context, namespace, name string) error {
 	secret := &corev1.Secret{}
 	if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
@@ -34,11 +37,14 @@ func (r *StorageShimReconciler) checkS3Secret(ctx context.Context, namespace, na
 	if t, ok := secret.Labels[ResourceLabelKey]; ok && !s3SecretTypes[t] {
 		return failf(ReasonSecretInvalid, "Secret %s is of type %q (label %s), want s3-cfg", name, t, ResourceLabelKey)
 	}
-	cfg, ok := secret.Data[csi.SecretS3cfg]
-	if !ok {
+	if _, ok := secret.Data[csi.SecretS3cfg]; !ok {
 		return failf(ReasonSecretInvalid, "Secret %s has no key %s", name, csi.SecretS3cfg)
 	}
-	if _, err := csi.CredentialsFromSecrets(map[string]string{csi.SecretS3cfg: string(cfg)}); err != nil {
+	data := make(map[string]string, len(secret.Data))
+	for k, v := range secret.Data {
+		data[k] = string(v)
+	}
+	if _, err := csi.CredentialsFromSecrets(data); err != nil {
 		return failf(ReasonSecretInvalid, "Secret %s: %s", name, status.Convert(err).Message())
 	}
 	return nil

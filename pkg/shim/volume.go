@@ -40,12 +40,16 @@ func PVName(shim *tensorstackv1beta2.StorageShim) string {
 }
 
 // ParseS3URI splits s3://bucket[/prefix] into its bucket and prefix (without
-// leading or trailing slashes). It refuses "." and ".." segments and empty
+// leading or trailing slashes). It refuses ".", ".." and empty ("//")
+// segments, which the csi-s3 driver refuses at mount time, and empty
 // buckets; the CRD schema refuses them too, this is defence in depth.
 func ParseS3URI(uri string) (bucket, prefix string, err error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return "", "", fmt.Errorf("spec.s3.uri %q is not of the form s3://<bucket>[/<path>]", uri)
+	}
+	if strings.Contains(u.Path, "//") {
+		return "", "", fmt.Errorf("spec.s3.uri %q must not contain empty path segments (//)", uri)
 	}
 	prefix = strings.Trim(u.Path, "/")
 	for _, seg := range strings.Split(prefix, "/") {

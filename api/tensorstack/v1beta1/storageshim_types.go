@@ -44,6 +44,7 @@ type S3Config struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.matches('^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$')",message="spec.s3.uri must be s3://<bucket>[/<path>] with a bucket name of 3-63 lower-case letters, digits, dots and hyphens"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^s3://[^/]+/(.*/)?[.][.]?(/.*)?$')",message="spec.s3.uri must not contain . or .. path segments"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^s3://.+//')",message="spec.s3.uri must not contain empty path segments (//)"
 	URI string `json:"uri"`
 
 	// readOnly mounts the storage read-only (typed layout).

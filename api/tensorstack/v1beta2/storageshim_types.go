@@ -36,11 +36,13 @@ type StorageShimSpec struct {
 // S3 describes an S3 bucket or prefix.
 type S3 struct {
 	// uri is the bucket and optional prefix, s3://<bucket>[/<path>]. The
-	// bucket follows S3's naming rules; the path has no "." or ".." segments.
+	// bucket follows S3's naming rules; the path has no ".", ".." or empty
+	// segments.
 	// +required
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.matches('^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$')",message="spec.s3.uri must be s3://<bucket>[/<path>] with a bucket name of 3-63 lower-case letters, digits, dots and hyphens"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^s3://[^/]+/(.*/)?[.][.]?(/.*)?$')",message="spec.s3.uri must not contain . or .. path segments"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^s3://.+//')",message="spec.s3.uri must not contain empty path segments (//)"
 	URI string `json:"uri"`
 
 	// readOnly mounts the storage read-only.
