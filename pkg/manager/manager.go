@@ -67,8 +67,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		if err != nil {
 			return fmt.Errorf("creating client: %w", err)
 		}
-		if err := SelfSignedWebhookCert(ctx, c, opts.WebhookCertDir, opts.WebhookServiceDNS, ConvertedCRDs); err != nil {
+		renewer := &webhookCertRenewer{client: c, certDir: opts.WebhookCertDir, serviceDNS: opts.WebhookServiceDNS}
+		if renewer.next, err = SelfSignedWebhookCert(ctx, c, opts.WebhookCertDir, opts.WebhookServiceDNS, ConvertedCRDs); err != nil {
 			return err
+		}
+		if err := mgr.Add(renewer); err != nil {
+			return fmt.Errorf("adding the webhook certificate renewer: %w", err)
 		}
 	}
 	return mgr.Start(ctx)

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -16,104 +17,375 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ConvertedCRDs are the CRDs served through the conversion webhook.
 var ConvertedCRDs = []string{"storageshims.tensorstack.dev"}
 
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=storageshims.tensorstack.dev,verbs=get;patch
+// WebhookCertSecretName is the Secret, in the webhook Service's namespace,
+// that holds the webhook's CA and serving certificate, shared by every
+// replica and kept across restarts.
+const WebhookCertSecretName = "controllers-webhook-cert"
 
-// SelfSignedWebhookCert writes a fresh CA-signed serving certificate for
-// the webhook Service DNS name into certDir (tls.crt, tls.key) and points the
-// conversion webhook of every CRD in crds at that CA. It runs at each start,
-// so certificates never need rotating while the manager restarts within
-// their year of validity.
-func SelfSignedWebhookCert(ctx context.Context, c client.Client, certDir, serviceDNS string, crds []string) error {
-	caPEM, certPEM, keyPEM, err := newServingCert(serviceDNS)
+// Keys of the webhook certificate Secret. ca.crt may hold the previous CA
+// after the current one, so that certificates it signed still verify while
+// replicas move to the new CA.
+const (
+	secretCACert     = "ca.crt"
+	secretCAKey      = "ca.key"
+	secretServerCert = corev1.TLSCertKey
+	secretServerKey  = corev1.TLSPrivateKeyKey
+)
+
+// Lifetimes: a certificate is renewed once less than a third of its life is left.
+const (
+	caLifetime     = 10 * 365 * 24 * time.Hour
+	serverLifetime = 365 * 24 * time.Hour
+)
+
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=storageshims.tensorstack.dev,verbs=get;patch
+// +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,resourceNames=controllers-webhook-cert,verbs=get;update
+// +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,verbs=create
+
+// SelfSignedWebhookCert makes sure the webhook serves a certificate for the
+// Service DNS name serviceDNS (<name>.<namespace>.svc) that the CRDs trust.
+// The CA and the serving certificate live in the Secret
+// WebhookCertSecretName in the Service's namespace: the first replica to
+// start creates it, the others and later restarts reuse it, and whoever finds
+// a certificate near its end renews it (an update that carries the version
+// read, so two replicas never install different CAs: the loser reads the
+// winner's). It writes tls.crt and tls.key into certDir and points the
+// conversion webhook of every CRD in crds at the CA. It returns the time the
+// certificates should next be checked.
+func SelfSignedWebhookCert(ctx context.Context, c client.Client, certDir, serviceDNS string, crds []string) (time.Time, error) {
+	namespace, err := serviceNamespace(serviceDNS)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
+	b, err := ensureCertSecret(ctx, c, client.ObjectKey{Namespace: namespace, Name: WebhookCertSecretName}, serviceDNS, time.Now())
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := writeServingCert(certDir, b); err != nil {
+		return time.Time{}, err
+	}
+	for _, name := range crds {
+		if err := injectCA(ctx, c, name, b.caPEM); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return b.renewAt, nil
+}
+
+// serviceNamespace returns the namespace of a Service DNS name <name>.<namespace>.svc[.<domain>].
+func serviceNamespace(serviceDNS string) (string, error) {
+	parts := strings.Split(serviceDNS, ".")
+	if len(parts) < 3 || parts[0] == "" || parts[1] == "" || parts[2] != "svc" {
+		return "", fmt.Errorf("webhook service name %q is not of the form <name>.<namespace>.svc", serviceDNS)
+	}
+	return parts[1], nil
+}
+
+// ensureCertSecret returns the certificates of the Secret at key, creating
+// or renewing them as needed.
+func ensureCertSecret(ctx context.Context, c client.Client, key client.ObjectKey, dnsName string, now time.Time) (*certBundle, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		secret := &corev1.Secret{}
+		err := c.Get(ctx, key, secret)
+		switch {
+		case apierrors.IsNotFound(err):
+			b, err := newCertBundle(nil, dnsName, now)
+			if err != nil {
+				return nil, err
+			}
+			secret = &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+				Type:       corev1.SecretTypeTLS,
+				Data:       b.data(),
+			}
+			if err := c.Create(ctx, secret); apierrors.IsAlreadyExists(err) {
+				continue // another replica created it first: use theirs
+			} else if err != nil {
+				return nil, fmt.Errorf("creating Secret %s: %w", key, err)
+			}
+			return b, nil
+		case err != nil:
+			return nil, fmt.Errorf("getting Secret %s: %w", key, err)
+		}
+		old, err := parseCertBundle(secret.Data)
+		if err == nil && !old.needsRenewal(dnsName, now) {
+			return old, nil
+		}
+		b, err := newCertBundle(old, dnsName, now) // old is nil if unreadable
+		if err != nil {
+			return nil, err
+		}
+		secret.Data = b.data()
+		if err := c.Update(ctx, secret); apierrors.IsConflict(err) {
+			continue // another replica renewed it meanwhile: use theirs
+		} else if err != nil {
+			return nil, fmt.Errorf("renewing the certificates in Secret %s: %w", key, err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("Secret %s kept changing while the webhook certificate was read", key)
+}
+
+// writeServingCert writes tls.crt and tls.key into certDir, each replaced
+// atomically so that the webhook server never reads half a file.
+func writeServingCert(certDir string, b *certBundle) error {
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return fmt.Errorf("creating webhook cert dir: %w", err)
 	}
-	for name, data := range map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM} {
-		if err := os.WriteFile(filepath.Join(certDir, name), data, 0o600); err != nil {
-			return fmt.Errorf("writing webhook %s: %w", name, err)
-		}
-	}
-	for _, name := range crds {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-			return fmt.Errorf("getting CRD %s: %w", name, err)
-		}
-		if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
-			// Installed without the conversion webhook (e.g. only one version used).
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"tls.key", b.keyPEM}, {"tls.crt", b.certPEM}} {
+		path := filepath.Join(certDir, f.name)
+		if cur, err := os.ReadFile(path); err == nil && string(cur) == string(f.data) {
 			continue
 		}
-		patch := map[string]any{"spec": map[string]any{"conversion": map[string]any{
-			"webhook": map[string]any{"clientConfig": map[string]any{"caBundle": caPEM}},
-		}}}
-		body, err := json.Marshal(patch)
-		if err != nil {
-			return err
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, f.data, 0o600); err != nil {
+			return fmt.Errorf("writing webhook %s: %w", f.name, err)
 		}
-		if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, body)); err != nil {
-			return fmt.Errorf("injecting the webhook CA into CRD %s: %w", name, err)
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("writing webhook %s: %w", f.name, err)
 		}
 	}
 	return nil
 }
 
-// newServingCert returns a CA certificate and a serving certificate and key
-// for dnsName signed by it, all PEM-encoded.
-func newServingCert(dnsName string) (caPEM, certPEM, keyPEM []byte, err error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("generating CA key: %w", err)
+// injectCA sets the caBundle of the conversion webhook of CRD name.
+func injectCA(ctx context.Context, c client.Client, name string, caPEM []byte) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		return fmt.Errorf("getting CRD %s: %w", name, err)
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
+	conv := crd.Spec.Conversion
+	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter {
+		return nil // installed without the conversion webhook (e.g. only one version used)
+	}
+	if conv.Webhook != nil && conv.Webhook.ClientConfig != nil && string(conv.Webhook.ClientConfig.CABundle) == string(caPEM) {
+		return nil
+	}
+	patch := map[string]any{"spec": map[string]any{"conversion": map[string]any{
+		"webhook": map[string]any{"clientConfig": map[string]any{"caBundle": caPEM}},
+	}}}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("injecting the webhook CA into CRD %s: %w", name, err)
+	}
+	return nil
+}
+
+// certBundle is a CA and a serving certificate it signed.
+type certBundle struct {
+	ca      *x509.Certificate
+	caKey   *ecdsa.PrivateKey
+	caPEM   []byte // the CA, then possibly the previous CA
+	cert    *x509.Certificate
+	certPEM []byte
+	keyPEM  []byte
+	renewAt time.Time
+}
+
+func (b *certBundle) data() map[string][]byte {
+	caKeyDER, _ := x509.MarshalECPrivateKey(b.caKey) // a key we generated always marshals
+	return map[string][]byte{
+		secretCACert:     b.caPEM,
+		secretCAKey:      pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: caKeyDER}),
+		secretServerCert: b.certPEM,
+		secretServerKey:  b.keyPEM,
+	}
+}
+
+// renewTime is when a certificate has a third of its life left.
+func renewTime(c *x509.Certificate) time.Time {
+	return c.NotAfter.Add(-c.NotAfter.Sub(c.NotBefore) / 3)
+}
+
+// needsRenewal reports whether the CA or the serving certificate is near its
+// end, or the serving certificate is not for dnsName.
+func (b *certBundle) needsRenewal(dnsName string, now time.Time) bool {
+	return !now.Before(b.renewAt) || b.cert.VerifyHostname(dnsName) != nil
+}
+
+// parseCertBundle reads a certBundle from a Secret's data and checks that the
+// serving certificate verifies against the CA.
+func parseCertBundle(data map[string][]byte) (*certBundle, error) {
+	ca, err := parseCert(data[secretCACert])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", secretCACert, err)
+	}
+	caKey, err := parseKey(data[secretCAKey])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", secretCAKey, err)
+	}
+	cert, err := parseCert(data[secretServerCert])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", secretServerCert, err)
+	}
+	if _, err := parseKey(data[secretServerKey]); err != nil {
+		return nil, fmt.Errorf("%s: %w", secretServerKey, err)
+	}
+	if err := cert.CheckSignatureFrom(ca); err != nil {
+		return nil, fmt.Errorf("%s is not signed by %s: %w", secretServerCert, secretCACert, err)
+	}
+	renewAt := renewTime(cert)
+	if r := renewTime(ca); r.Before(renewAt) {
+		renewAt = r
+	}
+	return &certBundle{
+		ca: ca, caKey: caKey, caPEM: data[secretCACert],
+		cert: cert, certPEM: data[secretServerCert], keyPEM: data[secretServerKey],
+		renewAt: renewAt,
+	}, nil
+}
+
+// parseCert returns the first certificate of a PEM block list.
+func parseCert(p []byte) (*x509.Certificate, error) {
+	block, _ := pem.Decode(p)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, errors.New("no PEM certificate")
+	}
+	return x509.ParseCertificate(block.Bytes)
+}
+
+func parseKey(p []byte) (*ecdsa.PrivateKey, error) {
+	block, _ := pem.Decode(p)
+	if block == nil {
+		return nil, errors.New("no PEM key")
+	}
+	return x509.ParseECPrivateKey(block.Bytes)
+}
+
+// newCertBundle issues a serving certificate for dnsName. It keeps the CA of
+// old while that has more than a third of its life left; otherwise it makes
+// a new CA and keeps the old one in the bundle until the old one expires.
+func newCertBundle(old *certBundle, dnsName string, now time.Time) (*certBundle, error) {
+	b := &certBundle{}
+	if old != nil && now.Before(renewTime(old.ca)) {
+		b.ca, b.caKey, b.caPEM = old.ca, old.caKey, old.caPEM
+	} else {
+		ca, caKey, err := newCA(now)
+		if err != nil {
+			return nil, err
+		}
+		b.ca, b.caKey = ca, caKey
+		b.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
+		if old != nil && now.Before(old.ca.NotAfter) {
+			b.caPEM = append(b.caPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: old.ca.Raw})...)
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating serving key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, err
+	}
+	notAfter := now.Add(serverLifetime)
+	if b.ca.NotAfter.Before(notAfter) {
+		notAfter = b.ca.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: dnsName},
+		DNSNames:     []string{dnsName, strings.TrimSuffix(dnsName, ".svc")},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, b.ca, &key.PublicKey, b.caKey)
+	if err != nil {
+		return nil, fmt.Errorf("signing serving certificate: %w", err)
+	}
+	if b.cert, err = x509.ParseCertificate(der); err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	b.certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	b.keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	b.renewAt = renewTime(b.cert)
+	if r := renewTime(b.ca); r.Before(b.renewAt) {
+		b.renewAt = r
+	}
+	return b, nil
+}
+
+// newCA returns a self-signed CA certificate and its key.
+func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating CA key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: "accelstack-webhook-ca"},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
+		NotAfter:              now.Add(caLifetime),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("signing CA: %w", err)
+		return nil, nil, fmt.Errorf("signing CA: %w", err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	ca, err := x509.ParseCertificate(der)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("generating serving key: %w", err)
+	return ca, key, nil
+}
+
+// webhookCertRenewer renews the webhook certificate while the manager runs,
+// in every replica (the webhook server reloads the files when they change).
+type webhookCertRenewer struct {
+	client              client.Client
+	certDir, serviceDNS string
+	next                time.Time
+}
+
+// NeedLeaderElection is false: every replica serves the webhook.
+func (r *webhookCertRenewer) NeedLeaderElection() bool { return false }
+
+// Start checks the certificate when it is due (at least daily) until ctx ends.
+func (r *webhookCertRenewer) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("webhook-cert")
+	for {
+		wait := min(max(time.Until(r.next), time.Minute), 24*time.Hour)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		next, err := SelfSignedWebhookCert(ctx, r.client, r.certDir, r.serviceDNS, ConvertedCRDs)
+		if err != nil {
+			log.Error(err, "Renewing the webhook certificate")
+			r.next = time.Now().Add(time.Minute)
+			continue
+		}
+		r.next = next
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: dnsName},
-		DNSNames:     []string{dnsName, strings.TrimSuffix(dnsName, ".svc")},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.AddDate(1, 0, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("signing serving certificate: %w", err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }
