@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
@@ -75,8 +77,34 @@ func (rm *resourceManager) Allocate(ctx context.Context, ids []string) (*plugina
 }
 
 // GetPreferredAllocation keeps mustInclude and fills up with the lowest
-// physical IDs; Ascend chips of a server are all-to-all connected.
+// physical IDs; Ascend chips of a server are all-to-all connected. It
+// refuses (InvalidArgument) a size outside 1..len(available), unknown or
+// duplicate IDs, and must-include IDs that are not available.
 func (rm *resourceManager) GetPreferredAllocation(_ context.Context, available, mustInclude []string, size int) ([]string, error) {
+	if size < 1 || size > len(available) {
+		return nil, status.Errorf(codes.InvalidArgument, "allocation size %d for %s must be between 1 and the %d available devices", size, rm.resource, len(available))
+	}
+	if len(mustInclude) > size {
+		return nil, status.Errorf(codes.InvalidArgument, "%d must-include devices exceed allocation size %d for %s", len(mustInclude), size, rm.resource)
+	}
+	avail := make(map[string]bool, len(available))
+	for _, id := range available {
+		if _, ok := rm.byID[id]; !ok {
+			return nil, status.Errorf(codes.InvalidArgument, "unknown device ID %q for resource %s", id, rm.resource)
+		}
+		if avail[id] {
+			return nil, status.Errorf(codes.InvalidArgument, "device ID %q is available twice", id)
+		}
+		avail[id] = true
+	}
+	for i, id := range mustInclude {
+		if !avail[id] {
+			return nil, status.Errorf(codes.InvalidArgument, "must-include device %q is not among the available devices of %s", id, rm.resource)
+		}
+		if slices.Contains(mustInclude[:i], id) {
+			return nil, status.Errorf(codes.InvalidArgument, "must-include device %q is listed twice", id)
+		}
+	}
 	out := slices.Clone(mustInclude)
 	rest := slices.DeleteFunc(slices.Clone(available), func(id string) bool { return slices.Contains(mustInclude, id) })
 	slices.SortFunc(rest, func(a, b string) int { return rm.byID[a].PhyID - rm.byID[b].PhyID })

@@ -68,6 +68,28 @@ func buildResources(m *Machine, s Settings, logger klog.Logger) ([]*resourceSpec
 		}
 		rules[r.Name] = r
 	}
+	// A rename (or the .shared name) that is another resource of this
+	// node, or the target of two resources, would merge device lists.
+	targets := map[string]string{}
+	for name, rule := range rules {
+		target := name
+		switch {
+		case rule.Rename != "":
+			target = rule.Rename
+		case ts.RenameByDefault:
+			target = name + ".shared"
+		}
+		if target == name {
+			continue
+		}
+		if _, clash := base[target]; clash {
+			return nil, fmt.Errorf("%w: sharing.timeSlicing: replicas of %s would be advertised as %s, a resource of this node", configv1.ErrInvalid, name, target)
+		}
+		if other, dup := targets[target]; dup {
+			return nil, fmt.Errorf("%w: sharing.timeSlicing: replicas of %s and %s would both be advertised as %s", configv1.ErrInvalid, other, name, target)
+		}
+		targets[target] = name
+	}
 	for name, devs := range base {
 		rule, ok := rules[name]
 		for _, d := range devs {
@@ -96,6 +118,9 @@ func buildResources(m *Machine, s Settings, logger klog.Logger) ([]*resourceSpec
 	for _, n := range names {
 		if len(n) > 63+len("nvidia.com/") {
 			return nil, fmt.Errorf("resource name %q is too long", n)
+		}
+		if len(out[n].devices) > configv1.MaxAdvertised {
+			return nil, fmt.Errorf("%w: sharing.timeSlicing: %s would advertise %d device IDs, more than %d", configv1.ErrInvalid, n, len(out[n].devices), configv1.MaxAdvertised)
 		}
 		specs = append(specs, out[n])
 	}

@@ -98,11 +98,20 @@ type ReplicatedResource struct {
 	Name string `json:"name"`
 	// Rename, if set, is the resource name of the replicas.
 	Rename string `json:"rename,omitempty"`
-	// Replicas is the number of replicas per device (at least 1).
+	// Replicas is the number of replicas per device, 1 to MaxReplicas.
 	Replicas int `json:"replicas"`
 	// Devices selects devices by index or UUID; empty or "all" means all.
 	Devices ReplicatedDevices `json:"devices,omitempty"`
 }
+
+// MaxReplicas bounds the replicas per device: each replica is a device ID
+// in the kubelet's ListAndWatch message and checkpoint.
+const MaxReplicas = 128
+
+// MaxAdvertised bounds the device IDs one resource may advertise with its
+// replicas, keeping ListAndWatch (about 100 bytes per ID) far under gRPC's
+// 4 MiB message limit and the kubelet's checkpoint small.
+const MaxAdvertised = 4096
 
 // ReplicatedDevices is "all" or a list of device indices or UUIDs.
 type ReplicatedDevices struct {
@@ -214,13 +223,29 @@ func (c *Config) Validate() error {
 			if r.Rename != "" && !validResourceName(r.Rename) {
 				return fmt.Errorf("%w: %s.rename: %q is not a resource name like nvidia.com/gpu", ErrInvalid, field, r.Rename)
 			}
-			if r.Replicas < 1 {
-				return fmt.Errorf("%w: %s.replicas: must be at least 1, got %d", ErrInvalid, field, r.Replicas)
+			if r.Replicas < 1 || r.Replicas > MaxReplicas {
+				return fmt.Errorf("%w: %s.replicas: must be between 1 and %d, got %d", ErrInvalid, field, MaxReplicas, r.Replicas)
 			}
 			if seen[r.Name] {
 				return fmt.Errorf("%w: %s.name: %q is listed twice", ErrInvalid, field, r.Name)
 			}
 			seen[r.Name] = true
+		}
+		// Replicas advertised under an existing name would merge two
+		// resources into one device list.
+		renamed := map[string]string{}
+		for i, r := range ts.Resources {
+			if r.Rename == "" || r.Rename == r.Name {
+				continue
+			}
+			field := fmt.Sprintf("sharing.timeSlicing.resources[%d].rename", i)
+			if seen[r.Rename] {
+				return fmt.Errorf("%w: %s: %q is the name of another listed resource", ErrInvalid, field, r.Rename)
+			}
+			if other, ok := renamed[r.Rename]; ok {
+				return fmt.Errorf("%w: %s: %q is also the rename of %q", ErrInvalid, field, r.Rename, other)
+			}
+			renamed[r.Rename] = r.Name
 		}
 	}
 	return nil
