@@ -46,8 +46,8 @@ func pluginUnhealthy(plugins []*kubelet.Plugin) []string {
 // one simulated MIG-mixed machine and injects XIDs: after each step the
 // devices the plugin advertises Unhealthy are exactly those with
 // accelstack_gpu_healthy 0: an ignored XID changes nothing, a critical one
-// marks the GPU, a MIG event only its slice; the slice heals after the
-// quiet period, the GPU only once its NVML check passes again.
+// marks the GPU, a MIG event only its slice; each heals after the quiet
+// period once its NVML check passes again.
 func TestHealthAgreesWithDevicePlugin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), klog.Background()), 60*time.Second)
 	defer cancel()
@@ -134,13 +134,20 @@ func TestHealthAgreesWithDevicePlugin(t *testing.T) {
 	if err := sim.InjectXID(gpu7, 79); err != nil {
 		t.Fatal(err)
 	}
+	// The slice fails its NVML check too, so it cannot heal before both
+	// sides have been seen to mark it, however slow the test runs.
+	if err := sim.SetLost("0:0", true); err != nil {
+		t.Fatal(err)
+	}
 	if err := sim.InjectXID("0:0", 48); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{gpu7, slice}
 	sort.Strings(want)
 	agree("after XIDs 13, 79 and a MIG 48", want)
-	time.Sleep(quiet)
+	if err := sim.SetLost("0:0", false); err != nil {
+		t.Fatal(err)
+	}
 	agree("after the quiet period, GPU 7 still lost", []string{gpu7})
 	if err := sim.SetLost(gpu7, false); err != nil {
 		t.Fatal(err)

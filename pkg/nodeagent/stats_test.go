@@ -34,13 +34,13 @@ func TestMIGUtilizationAbsent(t *testing.T) {
 	if gpu7 == nil || mig == nil {
 		t.Fatalf("no whole GPU 7 or no MIG device in %d devices", len(snap.Devices))
 	}
-	sim.SetStats(gpu7.ID, nvidia.Stats{GPUUtilization: 0, PowerMilliwatts: 1000, PCIeReplays: 3, EnergyMillijoules: 5000})
+	sim.SetStats(gpu7.ID, nvidia.Stats{GPUUtilization: 42, PowerMilliwatts: 1000, PCIeReplays: 3, EnergyMillijoules: 5000})
 	c.CollectOnce(context.Background())
 	all := gather(t, c)
 
 	whole := map[string]string{"UUID": gpu7.ID, "GPU_I_ID": ""}
 	for name, want := range map[string]float64{
-		"DCGM_FI_DEV_GPU_UTIL":                 0,
+		"DCGM_FI_DEV_GPU_UTIL":                 42,
 		"DCGM_FI_DEV_PCIE_REPLAY_COUNTER":      3,
 		"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": 5000,
 	} {

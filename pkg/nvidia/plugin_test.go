@@ -341,6 +341,11 @@ func TestXIDUnhealthyThenRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := ids(gpu.Devices())
+	// With health checks on, the GPUs are watched (the converse of
+	// TestHealthChecksDisabled).
+	if n, err := sim.Subscribers(whole[1]); err != nil || n == 0 {
+		t.Fatalf("event sets watching %s = %d (%v), want at least 1", whole[1], n, err)
+	}
 
 	// An ignored XID (13) on GPU 6, then a critical one (79) on GPU 7: when
 	// GPU 7 turns unhealthy, GPU 6 must still be healthy.
@@ -365,7 +370,9 @@ func TestXIDUnhealthyThenRecovery(t *testing.T) {
 	if err := sim.InjectXID(migID, 48); err != nil {
 		t.Fatal(err)
 	}
-	migDevs, _, err := mig.WaitDevices(ctx, func(d []*pluginapi.Device) bool {
+	// The slice heals after the quiet period: look through every list sent,
+	// not only the latest, so a slow test cannot miss the unhealthy one.
+	migDevs, err := mig.WaitSeen(ctx, func(d []*pluginapi.Device) bool {
 		n := 0
 		for _, x := range d {
 			if x.Health == pluginapi.Unhealthy {
@@ -409,7 +416,10 @@ func TestHealthChecksDisabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No event set is registered, so injection reaches nobody.
+	// No event set is registered, so an XID reaches nobody.
+	if n, err := env.vendor.Simulator().Subscribers("0"); err != nil || n != 0 {
+		t.Errorf("event sets watching GPU 0 = %d (%v) with health checks disabled, want 0", n, err)
+	}
 	if err := env.vendor.Simulator().InjectXID("0", 79); err != nil {
 		t.Fatal(err)
 	}

@@ -329,6 +329,27 @@ func (s *Simulator) InjectXID(id string, xid uint64) error {
 	return nil
 }
 
+// Subscribers returns how many event sets registered the GPU of the
+// device with the given UUID or index, i.e. how many would receive an
+// InjectXID for it.
+func (s *Simulator) Subscribers(id string) (int, error) {
+	gpu, _, _, err := s.resolve(id)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for es := range s.sets {
+		es.mu.Lock()
+		if _, ok := es.devices[gpu.UUID]; ok {
+			n++
+		}
+		es.mu.Unlock()
+	}
+	return n, nil
+}
+
 // SetLost makes NVML queries of a device fail (true) or work again (false),
 // so recovery checks can be exercised.
 func (s *Simulator) SetLost(id string, lost bool) error {
