@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +15,17 @@ import (
 	"github.com/accelstack/accelstack/test/harness"
 )
 
-// git runs git in dir and returns its output.
+// gitCmd runs git in dir and returns its output. It trusts repositories of
+// any owner and reads no configuration but the repository's.
 func gitCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.DevNull, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t",
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -165,8 +172,8 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(cfg), token) || strings.Contains(r.output, token) {
-		t.Errorf("the token leaked into .git/config or the output:\n%s\n%s", cfg, r.output)
+	if f := leaked(string(cfg)+r.output+r.progress.Error, token); len(f) > 0 {
+		t.Errorf("the token leaked as %q into .git/config or the output:\n%s\n%s", f, cfg, r.output)
 	}
 
 	// Push a change back: the sink pushes <subPath>/<repo name>.
@@ -181,7 +188,7 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 		datacube.OptionEnv(datacube.SinkOptionPrefix, "token"): token,
 	}
 	r = runExecutor(t, root, push, "-v=5")
-	if r.code != 0 || strings.Contains(r.output, token) {
+	if r.code != 0 || len(leaked(r.output+r.progress.Error, token)) > 0 {
 		t.Fatalf("push = exit %d, %+v\n%s", r.code, r.progress, r.output)
 	}
 	if got := gitCmd(t, filepath.Join(repos, "data.git"), "show", "master:new.txt"); got != "new" {
@@ -194,7 +201,7 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 		datacube.EnvSourcePVCPath:                            filepath.Join(root, "fresh"),
 		datacube.OptionEnv(datacube.SinkOptionPrefix, "ref"): "upload",
 	})
-	if r := runExecutor(t, root, fresh); r.code != 0 {
+	if r := runExecutor(t, root, fresh, "-v=5"); r.code != 0 || len(leaked(r.output+r.progress.Error, token)) > 0 {
 		t.Fatalf("fresh push = exit %d\n%s", r.code, r.output)
 	}
 	gitCmd(t, filepath.Join(repos, "data.git"), "cat-file", "-e", "upload:x.bin")
@@ -204,7 +211,183 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): "wrong-token-value",
 	})
 	r = runExecutor(t, root, bad)
-	if r.code != 1 || !strings.Contains(r.progress.Error, "git clone") || strings.Contains(r.output, "wrong-token-value") || strings.Contains(r.progress.Error, "wrong-token-value") {
+	if r.code != 1 || !strings.Contains(r.progress.Error, "Authentication failed") || len(leaked(r.output+r.progress.Error, "wrong-token-value")) > 0 {
 		t.Errorf("clone with a wrong token = exit %d, error %q\n%s", r.code, r.progress.Error, r.output)
+	}
+}
+
+// tokenForms returns the forms in which a git token can leak: raw, and the
+// base64 of the Basic credentials the executor builds from it.
+func tokenForms(token string) []string {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	return []string{token, b64(token + ":"), b64("oauth2:" + token), b64(token)}
+}
+
+// leaked returns the forms of token found in s.
+func leaked(s, token string) []string {
+	var out []string
+	for _, f := range tokenForms(token) {
+		if strings.Contains(s, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// plantRepoTraps makes the repository at dir run markerScript (which writes
+// its environment below markers) from a hook, core.fsmonitor and a smudge
+// and clean filter, and checks with the plain git CLI that each trap fires.
+func plantRepoTraps(t *testing.T, dir, markers string) {
+	t.Helper()
+	script := filepath.Join(markers, "trap.sh")
+	body := "#!/bin/sh\nenv > \"" + markers + "/fired-$(basename \"$0\")-$$\"\nexec cat\n"
+	write := func(p, s string, mode os.FileMode) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(script, body, 0o755)
+	for _, hook := range []string{"post-checkout", "pre-commit", "post-commit", "pre-push", "reference-transaction", "pre-auto-gc"} {
+		write(filepath.Join(dir, ".git", "hooks", hook), body, 0o755)
+	}
+	write(filepath.Join(markers, "fsmonitor"), body, 0o755)
+	write(filepath.Join(markers, "smudge"), body, 0o755)
+	f, err := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "[core]\n\tfsmonitor = %s/fsmonitor\n[filter \"trap\"]\n\tsmudge = %s/smudge\n\tclean = %s/smudge\n\trequired = true\n", markers, markers, markers)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(dir, ".git", "info", "attributes"), "* filter=trap\n", 0o644)
+
+	// The traps work: plain git fires each of them.
+	_ = os.Remove(filepath.Join(dir, "a.txt"))
+	gitCmd(t, dir, "checkout", "--quiet", "--force", "-B", "trapcheck")
+	gitCmd(t, dir, "status", "--short")
+	for _, kind := range []string{"post-checkout", "fsmonitor", "smudge"} {
+		if m, _ := filepath.Glob(filepath.Join(markers, "fired-"+kind+"-*")); len(m) == 0 {
+			t.Fatalf("the %s trap does not fire with plain git", kind)
+		}
+	}
+	gitCmd(t, dir, "checkout", "--quiet", "master")
+	m, _ := filepath.Glob(filepath.Join(markers, "fired-*"))
+	for _, p := range m {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDataCubeExecutorGitUntrustedRepo plants hooks, core.fsmonitor and a
+// filter driver in the .git of a clone in the PVC, hands the tree to
+// another uid (as a shared PVC written by another user would be), and
+// checks that updating the clone and pushing from it over HTTP with a token
+// works and runs none of them.
+func TestDataCubeExecutorGitUntrustedRepo(t *testing.T) {
+	const token = "ghp_UNTRUSTEDtoken42"
+	repos := t.TempDir()
+	makeBareRepo(t, repos, "data")
+	srv := harness.StartGitHTTP(t, repos, token)
+	u := strings.Replace(srv.URL, "http://", "http://$(TOKEN)@", 1) + "/data.git"
+	root := t.TempDir()
+	markers := t.TempDir()
+	clone := map[string]string{
+		datacube.EnvSourceType:                                   datacube.TypeGit,
+		datacube.EnvSinkType:                                     datacube.TypePVC,
+		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "ws"),
+		datacube.OptionEnv(datacube.SourceOptionPrefix, "url"):   u,
+		datacube.OptionEnv(datacube.SourceOptionPrefix, "ref"):   "v1",
+		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): token,
+	}
+	if r := runExecutor(t, root, clone); r.code != 0 {
+		t.Fatalf("clone = exit %d\n%s", r.code, r.output)
+	}
+	dir := filepath.Join(root, "ws", "data")
+	plantRepoTraps(t, dir, markers)
+	chownTree(t, dir, 4242)
+
+	fired := func(step string) {
+		t.Helper()
+		m, _ := filepath.Glob(filepath.Join(markers, "fired-*"))
+		for _, p := range m {
+			b, _ := os.ReadFile(p)
+			t.Errorf("%s ran %s; token forms in its environment: %q", step, filepath.Base(p), leaked(string(b), token))
+			_ = os.Remove(p)
+		}
+	}
+	clone[datacube.OptionEnv(datacube.SourceOptionPrefix, "ref")] = "dev"
+	r := runExecutor(t, root, clone)
+	if r.code != 0 {
+		t.Fatalf("clone update = exit %d, %+v\n%s", r.code, r.progress, r.output)
+	}
+	fired("the clone update")
+	if got := contents(t, dir); got["d.txt"] != "d" || got["a.txt"] != "v2" || got["b/c.txt"] != "c" {
+		t.Errorf("after the update at dev: %v", got)
+	}
+	if head := gitCmd(t, dir, "rev-parse", "HEAD"); head != gitCmd(t, filepath.Join(repos, "data.git"), "rev-parse", "dev") {
+		t.Errorf("the clone's HEAD is %s, not dev", head)
+	}
+	for _, p := range []string{"hooks", "info/attributes"} {
+		if _, err := os.Lstat(filepath.Join(dir, ".git", p)); err == nil {
+			t.Errorf(".git/%s survived the update", p)
+		}
+	}
+
+	plantRepoTraps(t, dir, markers)
+	gitCmd(t, dir, "checkout", "--quiet", "dev")
+	if err := os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "d.txt")); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := filepath.Glob(filepath.Join(markers, "fired-*"))
+	for _, p := range m {
+		_ = os.Remove(p)
+	}
+	chownTree(t, dir, 4242)
+	push := map[string]string{
+		datacube.EnvSourceType:                                 datacube.TypePVC,
+		datacube.EnvSourcePVCPath:                              filepath.Join(root, "ws"),
+		datacube.EnvSinkType:                                   datacube.TypeGit,
+		datacube.OptionEnv(datacube.SinkOptionPrefix, "url"):   u,
+		datacube.OptionEnv(datacube.SinkOptionPrefix, "token"): token,
+	}
+	r = runExecutor(t, root, push)
+	if r.code != 0 {
+		t.Fatalf("push = exit %d, %+v\n%s", r.code, r.progress, r.output)
+	}
+	fired("the push")
+	bare := filepath.Join(repos, "data.git")
+	if got := gitCmd(t, bare, "show", "dev:new.txt"); got != "new" {
+		t.Errorf("dev:new.txt = %q after the push", got)
+	}
+	if out, err := exec.Command("git", "-C", bare, "cat-file", "-e", "dev:d.txt").CombinedOutput(); err == nil {
+		t.Errorf("dev:d.txt still exists after pushing its deletion: %s", out)
+	}
+	if got := gitCmd(t, bare, "rev-list", "--count", "dev"); got != "4" {
+		t.Errorf("dev has %s commits after the push, want 4 (the pushed commit on top of dev)", got)
+	}
+	if f := leaked(r.output+r.progress.Error, token); len(f) > 0 {
+		t.Errorf("the push output holds the token as %q", f)
+	}
+}
+
+// chownTree gives dir and everything below it to uid.
+func chownTree(t *testing.T, dir string, uid int) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,7 +3,6 @@ package executor
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,39 +17,129 @@ const gitDefaultRef = "master"
 // gitCommitMessage is the message of the commit a git sink pushes.
 const gitCommitMessage = "Upload from DataCube"
 
-// git runs the git CLI with credentials in its environment.
+// gitSafeConfig overrides, on every git command line, the settings through
+// which a repository's configuration could run a program or redirect
+// credentials. Git never reads the configuration or hooks of a .git found
+// in the PVC (see gitRepo); these are a second line of defence.
+var gitSafeConfig = []string{
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.attributesFile=/dev/null",
+	"-c", "core.excludesFile=/dev/null",
+	"-c", "credential.helper=",
+	"-c", "protocol.ext.allow=never",
+	"-c", "commit.gpgSign=false",
+}
+
+// gitPassEnv are the variables of the executor's environment that git
+// inherits: proxies, CA bundles and the commit identity. Everything else,
+// the other options' values included, stays out of git's environment.
+var gitPassEnv = []string{
+	"PATH", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "no_proxy", "all_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
+	"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+}
+
+// git runs the git CLI on one repository with credentials in its
+// environment. The git directory is always one the executor created
+// (never a .git found in the PVC); objects and alternates may live
+// elsewhere.
 type git struct {
 	remote   gitRemote
 	redactor *Redactor
+	// gitDir is the git directory; workTree the work tree, may be empty.
+	gitDir, workTree string
+	// objects and alternates are GIT_OBJECT_DIRECTORY and
+	// GIT_ALTERNATE_OBJECT_DIRECTORIES when set.
+	objects, alternates string
 }
 
-// run runs git with args in dir and returns its trimmed standard output;
-// an error carries git's messages, redacted.
-func (g *git) run(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	env := append(os.Environ(),
+// env returns git's environment: no system or global configuration, no
+// prompts, and nothing of the executor's environment but gitPassEnv.
+func (g *git) env() []string {
+	env := []string{
+		"HOME=" + g.gitDir,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_ATTR_NOSYSTEM=1",
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_ASKPASS=true",
 		"GIT_SSH_COMMAND=ssh -o BatchMode=yes",
-	)
-	for _, kv := range [][2]string{{"GIT_AUTHOR_NAME", "DataCube"}, {"GIT_AUTHOR_EMAIL", "datacube@tensorstack.dev"}, {"GIT_COMMITTER_NAME", "DataCube"}, {"GIT_COMMITTER_EMAIL", "datacube@tensorstack.dev"}} {
-		if os.Getenv(kv[0]) == "" {
-			env = append(env, kv[0]+"="+kv[1])
+		"LC_ALL=C",
+	}
+	defaults := map[string]string{
+		"PATH":                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"GIT_AUTHOR_NAME":     "DataCube",
+		"GIT_AUTHOR_EMAIL":    "datacube@tensorstack.dev",
+		"GIT_COMMITTER_NAME":  "DataCube",
+		"GIT_COMMITTER_EMAIL": "datacube@tensorstack.dev",
+	}
+	for _, k := range gitPassEnv {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		} else if d := defaults[k]; d != "" {
+			env = append(env, k+"="+d)
 		}
+	}
+	if g.objects != "" {
+		env = append(env, "GIT_OBJECT_DIRECTORY="+g.objects)
+	}
+	if g.alternates != "" {
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+g.alternates)
 	}
 	if g.remote.AuthHeader != "" {
 		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0="+g.remote.AuthHeader)
 	}
-	cmd.Env = env
+	return env
+}
+
+// run runs git with args on the repository and returns its trimmed
+// standard output; an error carries git's messages, redacted.
+func (g *git) run(ctx context.Context, args ...string) (string, error) {
+	argv := append([]string(nil), gitSafeConfig...)
+	argv = append(argv, "--git-dir="+g.gitDir)
+	dir := g.gitDir
+	if g.workTree != "" {
+		argv = append(argv, "--work-tree="+g.workTree)
+		dir = g.workTree
+	}
+	argv = append(argv, args...)
+	cmd := exec.CommandContext(ctx, "git", argv...)
+	cmd.Dir = dir
+	cmd.Env = g.env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	klog.V(2).InfoS("Running git", "args", g.redactor.String(strings.Join(args, " ")), "dir", dir)
+	klog.V(2).InfoS("Running git", "args", g.redactor.String(strings.Join(args, " ")), "workTree", g.workTree)
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, g.redactor.String(msg))
 	}
 	return strings.TrimSpace(stdout.String()), nil
+}
+
+// init creates the git directory on branch, with no template (no sample
+// hooks) and the origin remote.
+func (g *git) init(ctx context.Context, branch string) error {
+	if _, err := g.run(ctx, "init", "--quiet", "--template=", "--initial-branch="+branch); err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, "config", "core.bare", "false"); err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, "config", "core.logAllRefUpdates", "true"); err != nil {
+		return err
+	}
+	_, err := g.run(ctx, "remote", "add", "origin", g.remote.URL)
+	return err
+}
+
+// hasCommit reports whether the repository holds commit sha.
+func (g *git) hasCommit(ctx context.Context, sha string) bool {
+	if sha == "" {
+		return false
+	}
+	_, err := g.run(ctx, "cat-file", "-e", sha+"^{commit}")
+	return err == nil
 }
 
 // newGit parses the url and token options of side.
@@ -71,120 +160,6 @@ func checkRef(ref string) error {
 		return fmt.Errorf("invalid %s %q", OptRef, ref)
 	}
 	return nil
-}
-
-// GitClone clones the repository of side's url into pvcDir/<repo name> and
-// checks out the ref option (a branch, tag or commit; default master). If
-// the directory already holds a clone, it is fetched and checked out again,
-// which also resumes a failed attempt. A first clone is made under a
-// temporary name and renamed when checked out.
-func GitClone(ctx context.Context, side Side, pvcDir string, redactor *Redactor, c *Counter) error {
-	g, err := newGit(side, redactor)
-	if err != nil {
-		return err
-	}
-	ref := side.Option(OptRef, gitDefaultRef)
-	if err := checkRef(ref); err != nil {
-		return err
-	}
-	dir, err := JoinRel(pvcDir, g.remote.Name)
-	if err != nil {
-		return err
-	}
-	if err := checkNoEscape(pvcDir, dir); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(pvcDir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", pvcDir, err)
-	}
-	work := dir
-	if _, err := os.Stat(dir + "/.git"); err == nil {
-		klog.InfoS("Updating an existing clone", "dir", dir, "ref", ref)
-		if _, err := g.run(ctx, dir, "remote", "set-url", "origin", g.remote.URL); err != nil {
-			return err
-		}
-		if _, err := g.run(ctx, dir, "fetch", "--prune", "--tags", "--force", "origin", "+refs/heads/*:refs/remotes/origin/*"); err != nil {
-			return err
-		}
-	} else {
-		if _, err := os.Stat(dir); err == nil {
-			return fmt.Errorf("%s exists and is not a git repository", g.remote.Name)
-		}
-		work = partialPath(dir)
-		if err := os.RemoveAll(work); err != nil {
-			return fmt.Errorf("removing an earlier partial clone: %w", err)
-		}
-		klog.InfoS("Cloning", "url", g.remote.URL, "ref", ref, "dir", dir)
-		if _, err := g.run(ctx, pvcDir, "clone", "--quiet", "--no-checkout", "--", g.remote.URL, work); err != nil {
-			return err
-		}
-	}
-	if _, err := g.run(ctx, work, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/"+ref+"^{commit}"); err == nil {
-		_, err = g.run(ctx, work, "checkout", "--quiet", "--force", "-B", ref, "refs/remotes/origin/"+ref)
-		if err != nil {
-			return err
-		}
-	} else if _, err := g.run(ctx, work, "checkout", "--quiet", "--force", "--detach", ref+"^{commit}"); err != nil {
-		return fmt.Errorf("checking out %s %q: %w", OptRef, ref, err)
-	}
-	if work != dir {
-		if err := os.Rename(work, dir); err != nil {
-			return fmt.Errorf("moving the clone into place: %w", err)
-		}
-	}
-	return countTree(dir, c)
-}
-
-// GitPush commits everything in pvcDir/<repo name> and pushes it to side's
-// url: a directory that is not yet a repository is initialised on branch
-// master; a repository's current branch is pushed to the same branch.
-func GitPush(ctx context.Context, side Side, pvcDir string, redactor *Redactor, c *Counter) error {
-	g, err := newGit(side, redactor)
-	if err != nil {
-		return err
-	}
-	dir, err := JoinRel(pvcDir, g.remote.Name)
-	if err != nil {
-		return err
-	}
-	if err := checkNoEscape(pvcDir, dir); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("the directory %s to push (the repository name from the url) does not exist in the PVC", g.remote.Name)
-	}
-	if _, err := os.Stat(dir + "/.git"); err != nil {
-		branch := side.Option(OptRef, gitDefaultRef)
-		if err := checkRef(branch); err != nil {
-			return err
-		}
-		if _, err := g.run(ctx, dir, "init", "--quiet", "--initial-branch="+branch); err != nil {
-			return err
-		}
-	}
-	if _, err := g.run(ctx, dir, "add", "--all"); err != nil {
-		return err
-	}
-	if _, err := g.run(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
-		if _, err := g.run(ctx, dir, "commit", "--quiet", "--message", gitCommitMessage); err != nil {
-			return err
-		}
-	}
-	if _, err := g.run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
-		return errors.New("nothing to push: the directory is empty")
-	}
-	branch, err := g.run(ctx, dir, "symbolic-ref", "--short", "--quiet", "HEAD")
-	if err != nil || branch == "" {
-		branch = side.Option(OptRef, gitDefaultRef)
-	}
-	if err := checkRef(branch); err != nil {
-		return err
-	}
-	klog.InfoS("Pushing", "url", g.remote.URL, "branch", branch, "dir", dir)
-	if _, err := g.run(ctx, dir, "push", "--quiet", "--", g.remote.URL, "HEAD:refs/heads/"+branch); err != nil {
-		return err
-	}
-	return countTree(dir, c)
 }
 
 // countTree counts the files of a work tree (without .git) as transferred.
