@@ -2,6 +2,7 @@ package csi
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 
@@ -35,11 +36,16 @@ type fakeLauncher struct {
 	path   string
 	// stubborn daemons stay alive after their mount is gone.
 	stubborn bool
+	// failStart makes Start fail.
+	failStart bool
 }
 
 func (l *fakeLauncher) Start(_ string, cmd Command, _, _ string) (Daemon, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.failStart {
+		return Daemon{}, errors.New("start refused")
+	}
 	l.next++
 	l.starts++
 	l.path = cmd.Args[2]

@@ -205,8 +205,9 @@ func TestNodeUnstageHonoursContext(t *testing.T) {
 	}
 }
 
-// TestNodeStageRestageKeepsCache fails the remount of a dead volume: the
-// record and the cache of the earlier stage stay.
+// TestNodeStageRestageKeepsCache fails the remount of a dead volume, at
+// the server check and at the daemon's start: the record and the cache of
+// the earlier stage stay.
 func TestNodeStageRestageKeepsCache(t *testing.T) {
 	f := newNodeFixture(t, time.Second)
 	f.stage()
@@ -214,18 +215,28 @@ func TestNodeStageRestageKeepsCache(t *testing.T) {
 	if err := f.fl.Stop(f.daemon(), 0); err != nil {
 		t.Fatal(err)
 	}
-	bad := map[string]string{"accessKeyID": "fake", "secretAccessKey": "fake-secret", "endpoint": "http://127.0.0.1:1"}
-	_, err := f.ns.NodeStageVolume(context.Background(), &csipb.NodeStageVolumeRequest{
-		VolumeId: "data", StagingTargetPath: f.staging, Secrets: bad,
-		VolumeContext: map[string]string{"mounter": MounterRclone}, VolumeCapability: mountCapability(),
-	})
-	if err == nil {
-		t.Fatal("restage against an unreachable server succeeded")
-	}
-	if _, err := os.Stat(meta); err != nil {
-		t.Errorf("cache after a failed restage: %v, want kept", err)
-	}
-	if rec, err := f.ns.state.get("data"); err != nil || rec == nil {
-		t.Errorf("record after a failed restage = %v, %v; want kept", rec, err)
+	unreachable := map[string]string{"accessKeyID": "fake", "secretAccessKey": "fake-secret", "endpoint": "http://127.0.0.1:1"}
+	for _, tc := range []struct {
+		name      string
+		secrets   map[string]string
+		failStart bool
+	}{
+		{name: "unreachable server", secrets: unreachable},
+		{name: "daemon fails to start", secrets: f.secrets, failStart: true},
+	} {
+		f.fl.failStart = tc.failStart
+		_, err := f.ns.NodeStageVolume(context.Background(), &csipb.NodeStageVolumeRequest{
+			VolumeId: "data", StagingTargetPath: f.staging, Secrets: tc.secrets,
+			VolumeContext: map[string]string{"mounter": MounterRclone}, VolumeCapability: mountCapability(),
+		})
+		if err == nil {
+			t.Fatalf("%s: restage succeeded", tc.name)
+		}
+		if _, err := os.Stat(meta); err != nil {
+			t.Errorf("%s: cache after a failed restage: %v, want kept", tc.name, err)
+		}
+		if rec, err := f.ns.state.get("data"); err != nil || rec == nil {
+			t.Errorf("%s: record after a failed restage = %v, %v; want kept", tc.name, rec, err)
+		}
 	}
 }
