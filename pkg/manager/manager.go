@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -53,6 +54,8 @@ type Options struct {
 	DataCubeExecutorImage string
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
+	// Logger is the manager's and controllers' logger; zero means ctrl.Log.
+	Logger logr.Logger
 }
 
 // Run builds the manager for cfg and runs it until ctx ends.
@@ -126,6 +129,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
+		Logger:                  opts.Logger,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElect,

@@ -6,18 +6,60 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/accelstack/accelstack/pkg/manager"
 )
 
+// Controllers is a controller manager started by StartControllers.
+type Controllers struct {
+	// Manager is the running manager; its cache is what the controllers see.
+	Manager ctrl.Manager
+	log     *LogCapture
+}
+
+// Log returns everything the manager and its controllers logged so far, at
+// every verbosity, one line per entry.
+func (c *Controllers) Log() string { return c.log.String() }
+
+// LogCapture is a logr sink that keeps every line, for tests that search the
+// log (for a secret that must not be there, for instance).
+type LogCapture struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// Logger returns a logger writing into the capture at every verbosity.
+func (l *LogCapture) Logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.lines = append(l.lines, prefix+" "+args)
+	}, funcr.Options{Verbosity: 10})
+}
+
+// String returns the captured lines.
+func (l *LogCapture) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
 // StartControllers runs the accelstack controller manager (every controller
 // and the conversion webhook) in-process against the control plane, serving
 // the webhook where envtest pointed the CRDs, and stops it when the test ends.
-func (cp *ControlPlane) StartControllers(t testing.TB) {
+// It captures the manager's log (Controllers.Log).
+func (cp *ControlPlane) StartControllers(t testing.TB) *Controllers {
 	t.Helper()
 	wh := cp.Env.WebhookInstallOptions
+	capture := &LogCapture{}
 	mgr, err := manager.New(cp.Config, manager.Options{
 		MetricsAddr:    "0",
 		ProbeAddr:      "0",
@@ -26,6 +68,7 @@ func (cp *ControlPlane) StartControllers(t testing.TB) {
 		WebhookCertDir: wh.LocalServingCertDir,
 		// Tests run a manager per control plane in one process.
 		SkipNameValidation: true,
+		Logger:             capture.Logger(),
 	})
 	if err != nil {
 		t.Fatalf("creating manager: %v", err)
@@ -47,7 +90,7 @@ func (cp *ControlPlane) StartControllers(t testing.TB) {
 		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe of a test-owned server
 		if err == nil {
 			_ = conn.Close()
-			return
+			return &Controllers{Manager: mgr, log: capture}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal(fmt.Errorf("webhook server at %s not serving after 30s: %w", addr, err))

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -160,6 +161,12 @@ func TestDataCubeDownload(t *testing.T) {
 	if diff := cmp.Diff([]string{"--concurrency", "8"}, ctr.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
+	if want := "DATACUBE_SOURCE_OPT_S3_ACCESS_KEY_ID,DATACUBE_SOURCE_OPT_S3_ENDPOINT,DATACUBE_SOURCE_OPT_S3_SECRET_ACCESS_KEY"; env[datacube.EnvSecretOptions].Value != want {
+		t.Errorf("env %s = %q, want %q", datacube.EnvSecretOptions, env[datacube.EnvSecretOptions].Value, want)
+	}
+	if a := pod.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("pod automountServiceAccountToken = %v, want false", a)
+	}
 	if m := ctr.VolumeMounts[0]; m.MountPath != "/datacube/pvc" || m.ReadOnly {
 		t.Errorf("volume mount %+v, want the PVC writable at /datacube/pvc", m)
 	}
@@ -234,11 +241,21 @@ func TestDataCubeValidation(t *testing.T) {
 		return tensorstackv1beta1.DataReference{Type: "pvc", PVC: &tensorstackv1beta1.PVCReference{Name: "p", SubPath: sub}}
 	}
 	s3Side := tensorstackv1beta1.DataReference{Type: "s3", Options: s3Options("s3://b/p")}
+	withArgs := func(args ...string) tensorstackv1beta1.DataCubeSpec {
+		return tensorstackv1beta1.DataCubeSpec{Source: s3Side, Sink: pvcSide(""), Executor: tensorstackv1beta1.ExecutorReference{
+			Options: tensorstackv1beta1.ExecutorOptions{ExtraArgs: args},
+		}}
+	}
 	testCases := []struct {
 		name    string
+		objName string // GenerateName dc- when empty
 		spec    tensorstackv1beta1.DataCubeSpec
 		wantErr string
 	}{
+		{name: "name too long for the Job", objName: strings.Repeat("n", 55), spec: withArgs(), wantErr: "metadata.name must be at most 54 characters"},
+		{name: "pvc-root flag", spec: withArgs("--pvc-root=/"), wantErr: "spec.executor.options.extraArgs: Invalid value"},
+		{name: "pvc-root flag after an allowed one", spec: withArgs("--concurrency", "4", "-pvc-root", "/"), wantErr: "only the flags --concurrency"},
+		{name: "end of flags", spec: withArgs("--", "x"), wantErr: "only the flags"},
 		{name: "subPath traversal", spec: tensorstackv1beta1.DataCubeSpec{Source: s3Side, Sink: pvcSide("a/../../etc")}, wantErr: "subPath must be a relative path without .. segments"},
 		{name: "absolute subPath", spec: tensorstackv1beta1.DataCubeSpec{Source: s3Side, Sink: pvcSide("/etc")}, wantErr: "subPath must be a relative path"},
 		{name: "no pvc side", spec: tensorstackv1beta1.DataCubeSpec{Source: s3Side, Sink: s3Side}, wantErr: "one of spec.source and spec.sink must be of type pvc"},
@@ -247,10 +264,75 @@ func TestDataCubeValidation(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := cp.Client.Create(ctx, &tensorstackv1beta1.DataCube{ObjectMeta: metav1.ObjectMeta{GenerateName: "dc-", Namespace: "default"}, Spec: tc.spec})
+			meta := metav1.ObjectMeta{GenerateName: "dc-", Namespace: "default"}
+			if tc.objName != "" {
+				meta = metav1.ObjectMeta{Name: tc.objName, Namespace: "default"}
+			}
+			err := cp.Client.Create(ctx, &tensorstackv1beta1.DataCube{ObjectMeta: meta, Spec: tc.spec})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("create = %v, want an error containing %q", err, tc.wantErr)
 			}
 		})
+	}
+	t.Run("accepted: allowed flags and a name of 54 characters", func(t *testing.T) {
+		dc := &tensorstackv1beta1.DataCube{
+			ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("n", 54), Namespace: "default"},
+			Spec:       withArgs("--concurrency", "4", "--part-size=64Mi", "--no-fsync", "-v=2"),
+		}
+		if err := cp.Client.Create(ctx, dc); err != nil {
+			t.Fatal(err)
+		}
+		t.Run("spec is immutable", func(t *testing.T) {
+			dc.Spec.Executor.Options.Sync = true
+			err := cp.Client.Update(ctx, dc)
+			if err == nil || !strings.Contains(err.Error(), "spec is immutable") {
+				t.Fatalf("update of spec.executor.options.sync = %v, want refused as immutable", err)
+			}
+		})
+	})
+}
+
+// TestDataCubeUnrunnable checks that a DataCube the schema accepts but the
+// API server refuses as a Job fails with InvalidSpec, in its status and a
+// Warning event, instead of being retried without a word.
+func TestDataCubeUnrunnable(t *testing.T) {
+	cp := harness.StartControlPlane(t)
+	cp.StartControllers(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := cp.Client
+	createNamespace(ctx, t, c, "dc")
+	dc := &tensorstackv1beta1.DataCube{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "dc", Name: "bad-option"},
+		Spec: tensorstackv1beta1.DataCubeSpec{
+			// "=" cannot be in an environment variable's name.
+			Source: tensorstackv1beta1.DataReference{Type: "s3", Options: append(s3Options("s3://b/p"), corev1.EnvVar{Name: "a=b", Value: "x"})},
+			Sink:   tensorstackv1beta1.DataReference{Type: "pvc", PVC: &tensorstackv1beta1.PVCReference{Name: "data"}},
+		},
+	}
+	if err := c.Create(ctx, dc); err != nil {
+		t.Fatal(err)
+	}
+	got := waitDataCube(ctx, t, c, client.ObjectKeyFromObject(dc), "Failed", func(d *tensorstackv1beta1.DataCube) bool {
+		return isTrue(d, tensorstackv1beta1.DataCubeFailed)
+	})
+	cond := condition(got, tensorstackv1beta1.DataCubeFailed)
+	if cond.Reason != datacube.ReasonInvalidSpec || !strings.Contains(cond.Message, "DATACUBE_SOURCE_OPT_A=B") || got.Status.Phase != tensorstackv1beta1.DataCubeFailedPhase {
+		t.Errorf("status = %+v, want Failed, reason %s, naming the variable", got.Status, datacube.ReasonInvalidSpec)
+	}
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var events eventsv1.EventList
+		if err := c.List(ctx, &events, client.InNamespace("dc")); err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == dc.Name && e.Type == corev1.EventTypeWarning && e.Reason == datacube.ReasonInvalidSpec {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("no Warning event %s: %v", datacube.ReasonInvalidSpec, err)
 	}
 }

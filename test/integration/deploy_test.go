@@ -10,15 +10,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -177,5 +183,103 @@ func TestNVIDIAVolumeMountsComponent(t *testing.T) {
 	}
 	if got := strategy(filepath.Join(root, "deploy")); got != "unset" {
 		t.Errorf("DEVICE_LIST_STRATEGY by default = %q, want unset (envvar)", got)
+	}
+}
+
+// TestControllerPolicies applies the controllers' RBAC and admission policy
+// from deploy/ and checks, acting as the controllers' service account, that
+// they may write only rank-table ConfigMaps, only StorageShim PVs, and only
+// their own webhook certificate Secret among the Secrets of their namespace.
+func TestControllerPolicies(t *testing.T) {
+	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl := filepath.Join(cp.Env.BinaryAssetsDirectory, "kubectl")
+	for _, f := range []string{"namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/policies.yaml"} {
+		out, err := exec.Command(kubectl, "--kubeconfig", cp.KubeconfigPath, "apply", "--server-side", "-f", filepath.Join(root, "deploy", f)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl apply -f deploy/%s: %v\n%s", f, err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := cp.Client
+	for _, o := range []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "settings"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rings-config-job"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "accelstack-system", Name: "other"}},
+	} {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa := saClient(t, cp.Config, "controllers", "")
+	update := func(name string) error {
+		cm, err := sa.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cm.Data = map[string]string{"hccl.json": "{}"}
+		_, err = sa.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	}
+	// The API server loads a new policy asynchronously: wait for its first denial.
+	var denied error
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+		denied = update("settings")
+		return deniedByPolicy(denied), nil
+	})
+	if err != nil {
+		t.Fatalf("update of ConfigMap settings as the controllers = %v, want denied by the policy", denied)
+	}
+	if !strings.Contains(denied.Error(), "rings-config-") {
+		t.Errorf("denial %q does not say which ConfigMaps are allowed", denied)
+	}
+	if err := update("rings-config-job"); err != nil {
+		t.Errorf("update of the rank-table ConfigMap: %v", err)
+	}
+
+	pv := func(name string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: *resourceOne()},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "s3.csi.tensorstack.dev", VolumeHandle: name}},
+			},
+		}
+	}
+	if _, err := sa.CoreV1().PersistentVolumes().Create(ctx, pv("other-pv"), metav1.CreateOptions{}); !deniedByPolicy(err) {
+		t.Errorf("create of PV other-pv as the controllers = %v, want denied by the policy", err)
+	}
+	own, err := sa.CoreV1().PersistentVolumes().Create(ctx, pv("storageshim-1234"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create of a StorageShim PV: %v", err)
+	}
+	own.Spec.CSI.Driver = "other.csi.example.com"
+	if _, err := sa.CoreV1().PersistentVolumes().Update(ctx, own, metav1.UpdateOptions{}); !deniedByPolicy(err) {
+		t.Errorf("change of a PV's CSI driver as the controllers = %v, want denied by the policy", err)
+	}
+
+	secrets := sa.CoreV1().Secrets("accelstack-system")
+	cert := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: manager.WebhookCertSecretName}, Data: map[string][]byte{"ca.crt": []byte("x")}}
+	if cert, err = secrets.Create(ctx, cert, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create of the webhook certificate Secret: %v", err)
+	}
+	if _, err := secrets.Update(ctx, cert, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("update of the webhook certificate Secret: %v", err)
+	}
+	other, err := secrets.Get(ctx, "other", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err) // StorageShims name Secrets in any namespace: get is cluster-wide
+	}
+	if _, err := secrets.Update(ctx, other, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("update of another Secret of accelstack-system as the controllers = %v, want Forbidden", err)
+	}
+	if _, err := sa.CoreV1().Secrets("accelstack-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("list of Secrets as the controllers = %v, want Forbidden", err)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/minio/minio-go/v7"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,8 +65,9 @@ func createNamespace(ctx context.Context, t *testing.T, c client.Client, name st
 }
 
 // TestStorageShimS3 creates an S3 StorageShim against the real apiserver
-// and kube-controller-manager and follows it to a bound PVC, then deletes it
-// and checks the data in the bucket is untouched.
+// and kube-controller-manager and follows it to a bound PVC; a deleted PVC
+// comes back bound to the same PV; deleting the shim removes its PVC and PV
+// (the PV is Retain: the csi-s3 tests check that the data stays).
 func TestStorageShimS3(t *testing.T) {
 	cp := harness.StartControlPlane(t, harness.WithControllerManager())
 	cp.StartControllers(t)
@@ -74,19 +75,6 @@ func TestStorageShimS3(t *testing.T) {
 	defer cancel()
 	c := cp.Client
 	createNamespace(ctx, t, c, "demo")
-
-	// Data that must survive the shim.
-	s3 := harness.StartFakeS3(t)
-	s3c, err := s3.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s3c.MakeBucket(ctx, "bucket", minio.MakeBucketOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s3c.PutObject(ctx, "bucket", "path/subpath/data.txt", strings.NewReader("keep me"), 7, minio.PutObjectOptions{}); err != nil {
-		t.Fatal(err)
-	}
 
 	if err := c.Create(ctx, s3cfgSecret("demo", "s3-secret-demo", map[string]string{".s3cfg": s3cfgText}, map[string]string{shim.ResourceLabelKey: "s3-cfg"})); err != nil {
 		t.Fatal(err)
@@ -149,7 +137,37 @@ func TestStorageShimS3(t *testing.T) {
 		}
 	})
 
-	t.Run("deletion removes PVC and PV, keeps data", func(t *testing.T) {
+	t.Run("a deleted PVC comes back bound to the same PV", func(t *testing.T) {
+		if err := c.Delete(ctx, pvc); err != nil {
+			t.Fatal(err)
+		}
+		again := &corev1.PersistentVolumeClaim{}
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(pvc), again); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			return again.UID != pvc.UID && again.Status.Phase == corev1.ClaimBound, nil
+		})
+		if err != nil {
+			t.Fatalf("recreated PVC never bound: phase %q, uid %s (deleted %s): %v", again.Status.Phase, again.UID, pvc.UID, err)
+		}
+		if again.Spec.VolumeName != pv.Name {
+			t.Errorf("recreated PVC bound to %s, want the shim's PV %s", again.Spec.VolumeName, pv.Name)
+		}
+		rebound := &corev1.PersistentVolume{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pv), rebound); err != nil {
+			t.Fatal(err)
+		}
+		if rebound.UID != pv.UID || rebound.Spec.ClaimRef == nil || rebound.Spec.ClaimRef.UID != again.UID {
+			t.Errorf("PV uid %s (was %s), claimRef %+v; want the same PV claimed by the new PVC %s", rebound.UID, pv.UID, rebound.Spec.ClaimRef, again.UID)
+		}
+		got := waitShim(ctx, t, c, "demo", obj.Name, shim.ReasonBound)
+		if got.Status.Phase != corev1.ClaimBound {
+			t.Errorf("status.phase = %q, want Bound", got.Status.Phase)
+		}
+	})
+
+	t.Run("deletion removes PVC and PV", func(t *testing.T) {
 		if err := c.Delete(ctx, got); err != nil {
 			t.Fatal(err)
 		}
@@ -161,17 +179,39 @@ func TestStorageShimS3(t *testing.T) {
 		if err != nil {
 			t.Fatalf("PVC and PV not gone after the shim was deleted: %v", err)
 		}
-		if _, err := s3c.StatObject(ctx, "bucket", "path/subpath/data.txt", minio.StatObjectOptions{}); err != nil {
-			t.Fatalf("data under the shim's prefix is gone: %v", err)
-		}
 	})
 }
 
+// warningEvent waits for a Warning event about the shim name with reason.
+func warningEvent(ctx context.Context, t *testing.T, c client.Client, ns, name, reason string) *eventsv1.Event {
+	t.Helper()
+	var found *eventsv1.Event
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var list eventsv1.EventList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for i, e := range list.Items {
+			if e.Regarding.Kind == "StorageShim" && e.Regarding.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason {
+				found = &list.Items[i]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no Warning event %s for StorageShim %s/%s: %v", reason, ns, name, err)
+	}
+	return found
+}
+
 // TestStorageShimFailures checks that every user error becomes a Ready=False
-// condition whose reason and message say what to fix, without a PVC.
+// condition and a Warning event whose reason and message say what to fix,
+// without a PVC; that a Secret created later is picked up by the retry; and
+// that no secret value reaches the status, the events or the log.
 func TestStorageShimFailures(t *testing.T) {
 	cp := harness.StartControlPlane(t)
-	cp.StartControllers(t)
+	ctrls := cp.StartControllers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
@@ -241,6 +281,9 @@ func TestStorageShimFailures(t *testing.T) {
 					t.Errorf("Ready = %s %q, want False with message containing %q", cond.Status, cond.Message, tc.wantMessage)
 				}
 			}
+			if e := warningEvent(ctx, t, c, "fail", tc.shim.Name, tc.wantReason); !strings.Contains(e.Note, tc.wantMessage) {
+				t.Errorf("Warning event %s says %q, want it to contain %q", e.Reason, e.Note, tc.wantMessage)
+			}
 			if tc.wantReason == shim.ReasonPVCConflict {
 				return
 			}
@@ -250,14 +293,50 @@ func TestStorageShimFailures(t *testing.T) {
 			}
 		})
 	}
-	t.Run("secret is never logged in status", func(t *testing.T) {
+	t.Run("a Secret created after the shim is found by the retry", func(t *testing.T) {
+		late := s3Shim("late", "late-secret")
+		if err := c.Create(ctx, late); err != nil {
+			t.Fatal(err)
+		}
+		waitShim(ctx, t, c, "fail", late.Name, shim.ReasonSecretNotFound)
+		if err := c.Create(ctx, s3cfgSecret("fail", "late-secret", map[string]string{".s3cfg": s3cfgText}, nil)); err != nil {
+			t.Fatal(err)
+		}
+		// No kube-controller-manager binds it: Pending means the PV and
+		// PVC were created.
+		waitShim(ctx, t, c, "fail", late.Name, shim.ReasonPending)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "fail", Name: late.Name}, &corev1.PersistentVolumeClaim{}); err != nil {
+			t.Errorf("PVC of the shim: %v", err)
+		}
+	})
+	t.Run("secret values are never in status, events or the log", func(t *testing.T) {
 		var list tensorstackv1beta2.StorageShimList
 		if err := c.List(ctx, &list, client.InNamespace("fail")); err != nil {
 			t.Fatal(err)
 		}
+		var events eventsv1.EventList
+		if err := c.List(ctx, &events, client.InNamespace("fail")); err != nil {
+			t.Fatal(err)
+		}
+		if len(events.Items) == 0 || len(list.Items) == 0 {
+			t.Fatalf("%d events, %d shims: nothing to search", len(events.Items), len(list.Items))
+		}
+		log := ctrls.Log()
+		if !strings.Contains(log, "Reconciling StorageShim") {
+			t.Fatalf("the captured log lacks the controller's lines; captured:\n%s", log)
+		}
+		places := map[string]string{"log": log}
 		for _, s := range list.Items {
-			if strings.Contains(fmt.Sprint(s.Status), "example-secret-key") {
-				t.Errorf("status of %s contains the secret key", s.Name)
+			places["status of "+s.Name] = fmt.Sprint(s.Status)
+		}
+		for _, e := range events.Items {
+			places["event "+e.Name] = e.Note
+		}
+		for where, text := range places {
+			for _, secret := range []string{"example-secret-key", "AKIAEXAMPLE"} {
+				if strings.Contains(text, secret) {
+					t.Errorf("%s contains the secret value %q", where, secret)
+				}
 			}
 		}
 	})
