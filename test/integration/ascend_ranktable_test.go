@@ -132,9 +132,27 @@ func TestAscendRankTable(t *testing.T) {
 		t.Fatalf("rank table\n got %s\nwant %s", gotJSON, wantJSON)
 	}
 
-	// A completed table is never overwritten.
+	// A completed table is never overwritten. The controller handles the
+	// pod events in order on one worker: once a second job, allocated
+	// after the change, has its table, the change has been handled.
 	allocate(ctx, t, c, pods[0], podConfiguration(t, pods[0].Name, "10.0.0.9", "7"))
-	time.Sleep(time.Second)
+	const later = "later-job"
+	if err := c.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ranktable.ConfigMapPrefix + later, Namespace: ns, Labels: map[string]string{ranktable.RingControllerLabel: "ascend-910b"}},
+		Data:       map[string]string{ranktable.ConfigMapKey: `{"status": "initializing"}`},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	laterPod := ringPod(ns, later, 0)
+	if err := c.Create(ctx, laterPod); err != nil {
+		t.Fatal(err)
+	}
+	allocate(ctx, t, c, laterPod, podConfiguration(t, laterPod.Name, "10.0.0.5", "0"))
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		return rankTable(ctx, t, c, ns, later).Status == ranktable.StatusCompleted, nil
+	}); err != nil {
+		t.Fatalf("rank table of %s never completed: %v", later, err)
+	}
 	if got, _ := json.Marshal(rankTable(ctx, t, c, ns, job)); string(got) != string(wantJSON) {
 		t.Fatalf("completed rank table overwritten: %s", got)
 	}

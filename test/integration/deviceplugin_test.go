@@ -3,10 +3,14 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +40,69 @@ func shortTempDir(t *testing.T) string {
 	return dir
 }
 
+// pluginEnv is a minimal environment for the plugin binary plus extra, so
+// variables of the test's own environment (MIG_STRATEGY, CONFIG_FILE,
+// DP_*, NODE_NAME, KUBECONFIG) cannot change what is tested.
+func pluginEnv(extra ...string) []string {
+	return append([]string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}, extra...)
+}
+
+// syncBuffer is a strings.Builder safe for a process writing while the
+// test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitLog waits until the log holds want.
+func waitLog(ctx context.Context, t *testing.T, log *syncBuffer, want string) {
+	t.Helper()
+	for !strings.Contains(log.String(), want) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("log never showed %q", want)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// deviceHealth returns the health of device id in devs, "missing" when absent.
+func deviceHealth(devs []*pluginapi.Device, id string) string {
+	for _, d := range devs {
+		if d.ID == id {
+			return d.Health
+		}
+	}
+	return "missing"
+}
+
+// httpGet returns the status code and body of url.
+func httpGet(ctx context.Context, url string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
 // TestDevicePluginBinary runs the real binary on a simulated machine against
 // the fake kubelet: advertising, XID injection through the control socket,
 // SIGHUP reload of a changed config file, and socket removal on SIGTERM.
@@ -52,10 +119,15 @@ func TestDevicePluginBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	control := filepath.Join(dir, "sim.sock")
+	port, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--backend=simulated", "--simulate=dgxa100-mig-mixed", "--device-plugin-path="+k.Dir(),
-		"--config-file="+cfg, "--simulate-control-socket="+control, "--health-quiet-period=0")
-	cmd.Env = append(os.Environ(), "DP_DISABLE_HEALTHCHECKS=48")
-	var log strings.Builder
+		"--config-file="+cfg, "--simulate-control-socket="+control, "--health-quiet-period=0", "--metrics-address="+metrics)
+	cmd.Env = pluginEnv("DP_DISABLE_HEALTHCHECKS=48")
+	var log syncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -78,15 +150,45 @@ func TestDevicePluginBinary(t *testing.T) {
 	if _, err := k.WaitPlugin(ctx, "nvidia.com/mig-1g.5gb"); err != nil {
 		t.Fatal(err)
 	}
-	id := gpu.Devices()[0].ID
-	// XID 48 is ignored through DP_DISABLE_HEALTHCHECKS, 79 is not; the
-	// kubelet sees the device Unhealthy after the second one.
-	for _, x := range []string{"48", "79"} {
-		if err := nvidia.Control(control, "xid "+id+" "+x); err != nil {
+	// Registered resources read 1 and the plugin is ready; the gauge is
+	// set right after the kubelet's answer, so wait for it.
+	for {
+		code, body, err := httpGet(ctx, "http://"+metrics+"/readyz")
+		if err == nil && code == http.StatusOK {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("/readyz never answered 200: %d %q %v", code, body, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if _, body, err := httpGet(ctx, "http://"+metrics+"/metrics"); err != nil ||
+		!strings.Contains(body, `accelstack_deviceplugin_registered{resource="nvidia.com/gpu"} 1`) ||
+		!strings.Contains(body, `accelstack_deviceplugin_registered{resource="nvidia.com/mig-1g.5gb"} 1`) {
+		t.Errorf("/metrics = %q (%v), want both resources registered", body, err)
+	}
+	devs := gpu.Devices()
+	id, other := devs[0].ID, devs[1].ID
+	// XID 48 is ignored through DP_DISABLE_HEALTHCHECKS, 79 is not. Events
+	// are handled in order: once the other GPU is Unhealthy after its 79,
+	// the 48 sent before it has been handled, and the GPU is still Healthy.
+	for _, c := range []string{"xid " + id + " 48", "xid " + other + " 79"} {
+		if err := nvidia.Control(control, c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := gpu.WaitDevices(ctx, func(d []*pluginapi.Device) bool { return d[0].Health == pluginapi.Unhealthy }); err != nil {
+	devs, _, err = gpu.WaitDevices(ctx, func(d []*pluginapi.Device) bool { return deviceHealth(d, other) == pluginapi.Unhealthy })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := deviceHealth(devs, id); h != pluginapi.Healthy {
+		t.Errorf("GPU after the ignored XID 48 is %s, want Healthy", h)
+	}
+	if err := nvidia.Control(control, "xid "+id+" 79"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := gpu.WaitDevices(ctx, func(d []*pluginapi.Device) bool { return deviceHealth(d, id) == pluginapi.Unhealthy }); err != nil {
 		t.Fatal(err)
 	}
 	if err := nvidia.Control(control, "xid nope 79"); err == nil || !strings.Contains(err.Error(), "no simulated device") {
@@ -96,7 +198,9 @@ func TestDevicePluginBinary(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Process.Signal(syscall.SIGHUP)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
 	shared, err := k.WaitPlugin(ctx, "nvidia.com/gpu.shared")
 	if err != nil {
 		t.Fatal(err)
@@ -104,13 +208,32 @@ func TestDevicePluginBinary(t *testing.T) {
 	if n := len(shared.Devices()); n != 16 {
 		t.Errorf("gpu.shared devices = %d, want 16", n)
 	}
+	// A bad file on SIGHUP is refused and the last good one kept: nothing
+	// re-registers.
+	registrations := len(k.Registrations())
+	if err := os.WriteFile(cfg, []byte("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(ctx, t, &log, "sharing.timeSlicing.resources[0].replicas")
+	if got := len(k.Registrations()); got != registrations {
+		t.Errorf("registrations after a rejected reload = %d, want %d", got, registrations)
+	}
+	if n := len(shared.Devices()); n != 16 {
+		t.Errorf("gpu.shared devices after a rejected reload = %d, want 16", n)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("plugin exit: %v", err)
 	}
-	entries, _ := os.ReadDir(k.Dir())
+	entries, err := os.ReadDir(k.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range entries {
 		if e.Name() != "kubelet.sock" {
 			t.Errorf("left behind after shutdown: %s", e.Name())
@@ -142,7 +265,9 @@ func TestDevicePluginInitErrors(t *testing.T) {
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--device-plugin-path=" + dir}, tc.args...)
-			out, err := exec.Command(bin, args...).CombinedOutput()
+			c := exec.Command(bin, args...)
+			c.Env = pluginEnv()
+			out, err := c.CombinedOutput()
 			code := 0
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
@@ -162,7 +287,7 @@ func TestDevicePluginInitErrors(t *testing.T) {
 	}
 	defer k.Stop()
 	cmd := exec.Command(bin, "--backend=nvml", "--device-plugin-path="+k.Dir())
-	cmd.Env = append(os.Environ(), "FAIL_ON_INIT_ERROR=false")
+	cmd.Env = pluginEnv("FAIL_ON_INIT_ERROR=false")
 	// The plugin writes to a file the test reads while it runs.
 	logPath := filepath.Join(dir, "plugin.log")
 	logFile, err := os.Create(logPath)
@@ -177,10 +302,14 @@ func TestDevicePluginInitErrors(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	readLog := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	deadline := time.After(time.Minute)
 	for !strings.Contains(readLog(), "advertising nothing") {
 		select {
 		case err := <-exited:
 			t.Fatalf("plugin exited (%v): %s", err, readLog())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("plugin never said it advertises nothing: %s", readLog())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -53,7 +53,11 @@ func TestSync(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, cfg.DeviceInfo.DeviceList[k], v)
 		}
 	}
-	if sum, _ := Checksum(cfg.DeviceInfo); sum != cfg.CheckCode {
+	sum, err := Checksum(cfg.DeviceInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum == "" || sum != cfg.CheckCode {
 		t.Errorf("CheckCode %q, want %q", cfg.CheckCode, sum)
 	}
 	n, err := cs.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
