@@ -30,9 +30,11 @@ func main() {
 	fs.StringVar(&cfg.PVCRoot, "pvc-root", cfg.PVCRoot, "Directory every PVC path must lie in.")
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "Limit on connecting to an S3 or Hugging Face endpoint.")
 	fs.BoolVar(&cfg.NoFsync, "no-fsync", false, "Do not fsync downloaded files before renaming them into place.")
+	fs.BoolVar(&cfg.SyncAllowEmpty, "sync-allow-empty", false, "Let sync run from a source with no file, deleting everything on the destination (without it, such a sync fails).")
 	fs.StringVar(&cacheDir, "cache-dir", "", "Accepted for compatibility with huggingface-cli arguments; unused (files go straight to the PVC).")
 	fs.Env("concurrency", "DATACUBE_CONCURRENCY")
 	fs.Env("part-size", "DATACUBE_PART_SIZE")
+	fs.Env("sync-allow-empty", "DATACUBE_SYNC_ALLOW_EMPTY")
 	fs.Check(func() error {
 		if cfg.Concurrency < 1 || cfg.Concurrency > 256 {
 			return fmt.Errorf("invalid value %d for flag --concurrency: must be 1 to 256", cfg.Concurrency)

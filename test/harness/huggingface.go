@@ -35,6 +35,19 @@ type FakeHF struct {
 	commits []FakeHFCommit
 	// Requests counts requests by method and path kind (e.g. "GET resolve").
 	requests map[string]int
+	// corrupt names the files ("repo/path") served with a flipped byte.
+	corrupt map[string]bool
+}
+
+// CorruptDownloads makes resolve serve path of repo with its first byte
+// flipped, while the listing keeps the size and hash of the true content.
+func (f *FakeHF) CorruptDownloads(repo, path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.corrupt == nil {
+		f.corrupt = map[string]bool{}
+	}
+	f.corrupt[repo+"/"+path] = true
 }
 
 // FakeHFCommit is a commit the fake received.
@@ -136,6 +149,11 @@ func (f *FakeHF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":"Entry not found"}`, http.StatusNotFound)
 			return
 		}
+		f.mu.Lock()
+		if f.corrupt[repo+"/"+file] && len(b) > 0 {
+			b = append([]byte{b[0] ^ 0xff}, b[1:]...)
+		}
+		f.mu.Unlock()
 		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
 		_, _ = w.Write(b)
 	default:

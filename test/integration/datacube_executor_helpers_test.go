@@ -32,10 +32,7 @@ func runExecutor(t *testing.T, pvcRoot string, env map[string]string, args ...st
 	}
 	term := filepath.Join(t.TempDir(), "termination-log")
 	cmd := exec.Command(bin, append([]string{"--pvc-root", pvcRoot, "--termination-message-path", term}, args...)...)
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = executorEnv(t, env)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -54,6 +51,18 @@ func runExecutor(t *testing.T, pvcRoot string, env map[string]string, args ...st
 		t.Fatalf("termination message %q: %v", b, err)
 	}
 	return r
+}
+
+// executorEnv returns the whole environment of an executor process: env
+// plus PATH (for git) and an empty HOME, and nothing else of the test's
+// environment (no proxies, no git or S3 settings).
+func executorEnv(t *testing.T, env map[string]string) []string {
+	t.Helper()
+	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 // s3Env returns the contract's options of an S3 side.

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"crypto/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,5 +98,59 @@ func TestDataCubeExecutorHuggingFace(t *testing.T) {
 	})
 	if r := runExecutor(t, root, evil); r.code != 1 || !strings.Contains(r.progress.Error, "unsafe path") {
 		t.Errorf("a file named ../../escape.txt = exit %d, error %q", r.code, r.progress.Error)
+	}
+}
+
+// TestDataCubeExecutorHuggingFaceIntegrity serves a regular file and an LFS
+// file whose bodies do not match the listing's hashes (same size), and
+// checks each download fails and leaves no file under the final name; then
+// that two listed names of one file (a//b and a/b) are refused.
+func TestDataCubeExecutorHuggingFaceIntegrity(t *testing.T) {
+	hf := harness.StartFakeHF(t, "")
+	big := make([]byte, 2<<20)
+	_, _ = rand.Read(big)
+	hf.SetFile("models/org/m", "small.txt", []byte("the true content"))
+	hf.SetFile("models/org/m", "weights.bin", big)
+	root := t.TempDir()
+	for _, name := range []string{"small.txt", "weights.bin"} {
+		t.Run(name, func(t *testing.T) {
+			dst := filepath.Join(root, name+"-dir")
+			env := map[string]string{
+				datacube.EnvSourceType:  datacube.TypeHuggingFace,
+				datacube.EnvSinkType:    datacube.TypePVC,
+				datacube.EnvSinkPVCPath: dst,
+				"HF_ENDPOINT":           hf.URL,
+				datacube.OptionEnv(datacube.SourceOptionPrefix, "repo"):  "org/m",
+				datacube.OptionEnv(datacube.SourceOptionPrefix, "files"): name,
+			}
+			r := runExecutor(t, root, env)
+			if r.code != 0 {
+				t.Fatalf("the download of an intact %s = exit %d\n%s", name, r.code, r.output)
+			}
+			if err := os.RemoveAll(dst); err != nil {
+				t.Fatal(err)
+			}
+			hf.CorruptDownloads("models/org/m", name)
+			r = runExecutor(t, root, env)
+			if r.code != 1 || !strings.Contains(r.progress.Error, "does not match the hash") {
+				t.Errorf("the download of a corrupted %s = exit %d, error %q; want a hash mismatch", name, r.code, r.progress.Error)
+			}
+			if got := readTree(t, dst); len(got) != 0 {
+				t.Errorf("files left after the failed download: %v", keys(got))
+			}
+		})
+	}
+
+	hf.SetFile("models/org/dup", "a/b", []byte("one"))
+	hf.SetFile("models/org/dup", "a//b", []byte("two"))
+	r := runExecutor(t, root, map[string]string{
+		datacube.EnvSourceType:  datacube.TypeHuggingFace,
+		datacube.EnvSinkType:    datacube.TypePVC,
+		datacube.EnvSinkPVCPath: filepath.Join(root, "dup"),
+		"HF_ENDPOINT":           hf.URL,
+		datacube.OptionEnv(datacube.SourceOptionPrefix, "repo"): "org/dup",
+	})
+	if r.code != 1 || !strings.Contains(r.progress.Error, "lead to the same file") {
+		t.Errorf("a//b and a/b = exit %d, error %q; want both refused", r.code, r.progress.Error)
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -207,12 +209,7 @@ func TestDataCubeExecutorS3ResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--pvc-root", root, "--termination-message-path", "", "--concurrency", "1")
-	cmd.Env = append(os.Environ(), datacube.OptionEnv(datacube.SourceOptionPrefix, "s3-endpoint")+"="+srv.URL)
-	for k, v := range env {
-		if k != datacube.OptionEnv(datacube.SourceOptionPrefix, "s3-endpoint") {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
+	cmd.Env = executorEnv(t, merge(env, map[string]string{datacube.OptionEnv(datacube.SourceOptionPrefix, "s3-endpoint"): srv.URL}))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -224,6 +221,9 @@ func TestDataCubeExecutorS3ResumeAfterKill(t *testing.T) {
 	case <-proxy.stalled:
 	case err := <-exited:
 		t.Fatalf("the executor ended (%v) before the stalled download:\n%s", err, out.String())
+	case <-time.After(5 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the proxy never stalled a download:\n%s", out.String())
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -268,10 +268,7 @@ func TestDataCubeExecutorS3Failures(t *testing.T) {
 	s3 := harness.StartS3(t)
 	root := t.TempDir()
 	writeTree(t, filepath.Join(root, "data"), map[string]int{"a": 10})
-	port, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := refusingPort(t)
 	const badSecret = "not-the-secret-Zq9"
 	upload := map[string]string{
 		datacube.EnvSourceType:    datacube.TypePVC,
@@ -374,5 +371,91 @@ func TestDataCubeExecutorS3KeyTraversal(t *testing.T) {
 	}
 	if got := readTree(t, root); len(got) != 0 {
 		t.Errorf("files were written: %v", keys(got))
+	}
+}
+
+// refusingPort returns a loopback TCP port that refuses connections for the
+// whole test: a socket is bound to it but never listens, so no other process
+// can take the port meanwhile.
+func refusingPort(t *testing.T) int {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.(*syscall.SockaddrInet4).Port
+}
+
+// TestDataCubeExecutorS3SyncEmptySource checks that sync refuses a source
+// with no file, which would delete the whole destination: a download from
+// an s3-uri that names nothing (a typo) and an upload from an empty PVC
+// directory both fail and delete nothing, until --sync-allow-empty (or
+// $DATACUBE_SYNC_ALLOW_EMPTY) allows it.
+func TestDataCubeExecutorS3SyncEmptySource(t *testing.T) {
+	s3 := harness.StartFakeS3(t)
+	cl, err := s3.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := cl.MakeBucket(ctx, "sync", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"kept/a.txt", "kept/sub/b.txt"} {
+		if _, err := cl.PutObject(ctx, "sync", key, strings.NewReader("x"), 1, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := t.TempDir()
+	dst := filepath.Join(root, "down")
+	writeTree(t, dst, map[string]int{"local1": 10, "dir/local2": 20})
+	download := merge(map[string]string{
+		datacube.EnvSourceType:  datacube.TypeS3,
+		datacube.EnvSinkType:    datacube.TypePVC,
+		datacube.EnvSinkPVCPath: dst,
+		datacube.EnvSync:        "true",
+	}, s3Env(datacube.SourceOptionPrefix, s3, "s3://sync/kep"))
+	r := runExecutor(t, root, download)
+	if r.code != 1 || !strings.Contains(r.progress.Error, "the source holds no file") || r.progress.Deleted != 0 {
+		t.Errorf("sync download from a missing key = exit %d, %+v; want a refusal\n%s", r.code, r.progress, r.output)
+	}
+	if got := readTree(t, dst); len(got) != 2 {
+		t.Errorf("after the refused sync the destination holds %v, want its 2 files", keys(got))
+	}
+	r = runExecutor(t, root, download, "--sync-allow-empty")
+	if r.code != 0 || r.progress.Deleted != 2 {
+		t.Errorf("sync download from an empty source with --sync-allow-empty = exit %d, %+v; want 2 deleted\n%s", r.code, r.progress, r.output)
+	}
+
+	src := filepath.Join(root, "empty")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	upload := merge(map[string]string{
+		datacube.EnvSourceType:    datacube.TypePVC,
+		datacube.EnvSourcePVCPath: src,
+		datacube.EnvSinkType:      datacube.TypeS3,
+		datacube.EnvSync:          "true",
+	}, s3Env(datacube.SinkOptionPrefix, s3, "s3://sync/kept/"))
+	r = runExecutor(t, root, upload)
+	if r.code != 1 || !strings.Contains(r.progress.Error, "the source holds no file") || r.progress.Deleted != 0 {
+		t.Errorf("sync upload from an empty directory = exit %d, %+v; want a refusal\n%s", r.code, r.progress, r.output)
+	}
+	for _, key := range []string{"kept/a.txt", "kept/sub/b.txt"} {
+		if _, err := cl.StatObject(ctx, "sync", key, minio.StatObjectOptions{}); err != nil {
+			t.Errorf("%s is gone after the refused sync: %v", key, err)
+		}
+	}
+	r = runExecutor(t, root, merge(upload, map[string]string{"DATACUBE_SYNC_ALLOW_EMPTY": "true"}))
+	if r.code != 0 || r.progress.Deleted != 2 {
+		t.Errorf("sync upload from an empty directory with $DATACUBE_SYNC_ALLOW_EMPTY = exit %d, %+v; want 2 deleted\n%s", r.code, r.progress, r.output)
 	}
 }

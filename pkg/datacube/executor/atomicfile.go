@@ -1,20 +1,29 @@
 package executor
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
+// noFollow makes an open fail on a symbolic link.
+const noFollow = syscall.O_NOFOLLOW
+
 // partialPrefix starts the name of a file being written; such files are
-// never uploaded and are removed by sync.
+// never uploaded and are removed by sync and at the start of a download.
 const partialPrefix = ".datacube-partial."
 
-// partialPath returns the temporary path of final while it is written: the
-// same directory, so that the rename is atomic.
+// partialPath returns the temporary path of a directory being built at
+// final: the same parent, so that the rename is atomic.
 func partialPath(final string) string {
 	dir, base := filepath.Split(final)
 	return filepath.Join(dir, partialPrefix+base)
@@ -24,8 +33,10 @@ func partialPath(final string) string {
 func isPartial(name string) bool { return strings.HasPrefix(name, partialPrefix) }
 
 // atomicFile is a file written under a temporary name and renamed to its
-// final name only when complete. The temporary name is fixed, so a retried
-// attempt overwrites what a killed one left.
+// final name only when complete. The temporary name has a random suffix
+// and is created exclusively without following links, so neither a link
+// planted in the PVC nor a second writer of the same file can redirect or
+// tear it.
 type atomicFile struct {
 	*os.File
 	final string
@@ -34,21 +45,28 @@ type atomicFile struct {
 
 // createAtomic creates the directories of final and its temporary file.
 func createAtomic(final string, fsync bool) (*atomicFile, error) {
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	dir, base := filepath.Split(final)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating directory: %w", err)
 	}
 	if fi, err := os.Lstat(final); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s exists and is not a regular file", final)
 	}
-	f, err := os.OpenFile(partialPath(final), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(dir, partialPrefix+base+"."+hex.EncodeToString(suffix[:]))
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|noFollow, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating temporary file: %w", err)
 	}
 	return &atomicFile{File: f, final: final, fsync: fsync}, nil
 }
 
-// Commit syncs and closes the file, sets its modification time and renames
-// it to its final name.
+// Commit syncs and closes the file, sets its modification time, renames it
+// to its final name and syncs the directory, so that the new name survives
+// a crash.
 func (a *atomicFile) Commit(mtime time.Time) error {
 	var err error
 	if a.fsync {
@@ -65,6 +83,11 @@ func (a *atomicFile) Commit(mtime time.Time) error {
 		_ = os.Remove(a.Name())
 		return fmt.Errorf("completing %s: %w", a.final, err)
 	}
+	if a.fsync {
+		if err := syncDir(filepath.Dir(a.final)); err != nil {
+			return fmt.Errorf("completing %s: %w", a.final, err)
+		}
+	}
 	return nil
 }
 
@@ -72,4 +95,48 @@ func (a *atomicFile) Commit(mtime time.Time) error {
 func (a *atomicFile) Abort() {
 	_ = a.Close()
 	_ = os.Remove(a.Name())
+}
+
+// syncDir fsyncs a directory.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// removePartials deletes the temporary files that killed attempts left
+// below dir (links are not followed).
+func removePartials(dir string) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || !isPartial(d.Name()) {
+			return nil
+		}
+		klog.V(3).InfoS("Removing a partial file of an earlier attempt", "path", p)
+		return os.Remove(p)
+	})
+	if err != nil {
+		return fmt.Errorf("removing partial files of an earlier attempt: %w", err)
+	}
+	return nil
+}
+
+// uniquePaths fails when two names lead to the same local path (keys
+// a//b and a/b, for example), which would have two writers of one file.
+type uniquePaths map[string]string
+
+// add records that name is written to p.
+func (u uniquePaths) add(p, name string) error {
+	if other, ok := u[p]; ok {
+		return fmt.Errorf("%q and %q lead to the same file %s", other, name, p)
+	}
+	u[p] = name
+	return nil
 }

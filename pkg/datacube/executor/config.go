@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -30,9 +31,6 @@ var optionNames = []string{
 	OptURL, OptToken, OptRef, OptRepo, OptFiles, OptPathInRepo, OptCommitMessage,
 }
 
-// secretOptions are the options whose values are redacted from errors.
-var secretOptions = []string{OptS3AccessKeyID, OptS3SecretAccessKey, OptToken}
-
 // Side is one end of a transfer: its type, its PVC directory when the type
 // is pvc, and its options by name.
 type Side struct {
@@ -54,6 +52,10 @@ type Config struct {
 	Source, Sink Side
 	// Sync deletes files on the destination that the source does not have.
 	Sync bool
+	// SyncAllowEmpty lets Sync run from a source that holds no file, which
+	// deletes everything on the destination. Without it such a sync fails,
+	// since an empty source is more often a typo in a key or path.
+	SyncAllowEmpty bool
 	// PVCRoot is the directory every PVC path must lie in
 	// (datacube.PVCMountPath in a pod).
 	PVCRoot string
@@ -65,6 +67,9 @@ type Config struct {
 	PartSize int64
 	// ConnectTimeout bounds the reachability check of a remote endpoint.
 	ConnectTimeout time.Duration
+	// SecretValues are values to redact besides the secret options: those
+	// of the variables datacube.EnvSecretOptions names.
+	SecretValues []string
 	// NoFsync skips fsync of downloaded files before their rename (for
 	// benchmarks; a crash may then leave an empty file under its name).
 	NoFsync bool
@@ -91,6 +96,14 @@ func SideFromEnv(getenv func(string) string, typeVar, pvcVar, prefix string) Sid
 func (cfg *Config) FromEnv(getenv func(string) string) error {
 	cfg.Source = SideFromEnv(getenv, datacube.EnvSourceType, datacube.EnvSourcePVCPath, datacube.SourceOptionPrefix)
 	cfg.Sink = SideFromEnv(getenv, datacube.EnvSinkType, datacube.EnvSinkPVCPath, datacube.SinkOptionPrefix)
+	cfg.SecretValues = nil
+	for _, name := range strings.Split(getenv(datacube.EnvSecretOptions), ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			if v := getenv(name); v != "" {
+				cfg.SecretValues = append(cfg.SecretValues, v)
+			}
+		}
+	}
 	switch v := strings.ToLower(strings.TrimSpace(getenv(datacube.EnvSync))); v {
 	case "", "false", "0":
 		cfg.Sync = false
@@ -102,7 +115,13 @@ func (cfg *Config) FromEnv(getenv func(string) string) error {
 	return nil
 }
 
-// secrets returns the secret option values of both sides.
+// secretOptions are the options whose values are always redacted.
+var secretOptions = []string{OptS3AccessKeyID, OptS3SecretAccessKey, OptToken}
+
+// secrets returns the values to redact: those of the secret options of
+// both sides, and those of every variable the controller lists in
+// datacube.EnvSecretOptions (any option, or spec.executor.env entry, that
+// came from a Secret), with the forms in which messages show a url.
 func (cfg *Config) secrets() []string {
 	var out []string
 	for _, s := range []Side{cfg.Source, cfg.Sink} {
@@ -111,6 +130,29 @@ func (cfg *Config) secrets() []string {
 				out = append(out, v)
 			}
 		}
+	}
+	for _, v := range cfg.SecretValues {
+		out = append(out, v)
+		out = append(out, urlForms(v)...)
+	}
+	return out
+}
+
+// urlForms returns the forms in which messages show a secret that is a
+// url: without user info (or $(TOKEN)), as host and path, and as the path
+// of a file url. It returns nothing for a value that is not a url.
+func urlForms(v string) []string {
+	u, err := url.Parse(strings.ReplaceAll(v, tokenPlaceholder, "x"))
+	if err != nil || u.Scheme == "" {
+		return nil
+	}
+	u.User = nil
+	out := []string{u.String()}
+	if u.Host != "" {
+		out = append(out, u.Host+u.Path)
+	}
+	if u.Scheme == "file" && u.Path != "" {
+		out = append(out, u.Path)
 	}
 	return out
 }

@@ -37,6 +37,7 @@ type hfSide struct {
 	message     string
 	client      *http.Client
 	concurrency int
+	allowEmpty  bool
 }
 
 // newHFSide reads the repo, token, files, path-in-repo and commit-message
@@ -51,6 +52,7 @@ func newHFSide(side Side, cfg *Config) (*hfSide, error) {
 		pathInRepo:  strings.Trim(side.Options[OptPathInRepo], "/"),
 		message:     side.Option(OptCommitMessage, "Upload from DataCube"),
 		concurrency: cfg.Concurrency,
+		allowEmpty:  cfg.SyncAllowEmpty,
 	}
 	if ep := os.Getenv(EnvHFEndpoint); ep != "" {
 		u, err := url.Parse(ep)
@@ -111,10 +113,25 @@ func (h *hfSide) apiURL(what string) string {
 	return h.endpoint + "/api/" + h.kind + "/" + h.repo + "/" + what + "/" + url.PathEscape(h.revision)
 }
 
+// isEndpoint reports whether u lies on the Hub endpoint: same scheme and
+// host (port included), no user info, and below the endpoint's path. Only
+// such requests get the token; an LFS href elsewhere does not.
+func (h *hfSide) isEndpoint(u *url.URL) bool {
+	ep, err := url.Parse(h.endpoint)
+	if err != nil || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	if !strings.EqualFold(u.Scheme, ep.Scheme) || !strings.EqualFold(u.Host, ep.Host) {
+		return false
+	}
+	base := strings.TrimSuffix(ep.Path, "/")
+	return base == "" || u.Path == base || strings.HasPrefix(u.Path, base+"/")
+}
+
 // do sends req with the token and fails on a status other than 2xx, with
 // a message that names the usual causes.
 func (h *hfSide) do(req *http.Request) (*http.Response, error) {
-	if h.token != "" && strings.HasPrefix(req.URL.String(), h.endpoint) {
+	if h.token != "" && h.isEndpoint(req.URL) {
 		req.Header.Set("Authorization", "Bearer "+h.token)
 	}
 	resp, err := h.client.Do(req)

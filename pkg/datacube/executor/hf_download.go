@@ -72,10 +72,17 @@ func (h *hfSide) Download(ctx context.Context, dst string, sync, fsync bool, c *
 			return fmt.Errorf("option %s: %q is not in %s at %s", OptFiles, f, h.repo, h.revision)
 		}
 	}
+	if err := checkSyncSource(sync, h.allowEmpty, len(want), h.repoPath()); err != nil {
+		return err
+	}
 	keep := map[string]bool{}
+	seen := uniquePaths{}
 	var todo []hfSibling
 	for _, s := range want {
 		p, err := JoinRel(dst, s.RFilename)
+		if err == nil {
+			err = seen.add(p, s.RFilename)
+		}
 		if err != nil {
 			return fmt.Errorf("refusing file %q of %s: %w", s.RFilename, h.repo, err)
 		}
@@ -88,6 +95,9 @@ func (h *hfSide) Download(ctx context.Context, dst string, sync, fsync bool, c *
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dst, err)
+	}
+	if err := removePartials(dst); err != nil {
+		return err
 	}
 	klog.InfoS("Downloading from Hugging Face", "repo", h.repoPath(), "revision", h.revision, "commit", commit, "files", len(todo), "skipped", len(want)-len(todo))
 	err := forEach(ctx, h.concurrency, todo, func(ctx context.Context, s hfSibling) error {
@@ -131,9 +141,20 @@ func (h *hfSide) get(ctx context.Context, dst, commit string, s hfSibling, fsync
 	}
 	buf := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(buf)
-	n, err := io.CopyBuffer(f, resp.Body, *buf)
-	if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
+	sum, want, size := siblingHash(s)
+	var w io.Writer = f
+	if sum != nil {
+		w = io.MultiWriter(f, sum)
+	}
+	n, err := io.CopyBuffer(w, resp.Body, *buf)
+	switch {
+	case err != nil:
+	case resp.ContentLength >= 0 && n != resp.ContentLength:
 		err = fmt.Errorf("got %d bytes, want %d", n, resp.ContentLength)
+	case size > 0 && n != size:
+		err = fmt.Errorf("got %d bytes, the listing says %d", n, size)
+	case sum != nil && hex.EncodeToString(sum.Sum(nil)) != want:
+		err = fmt.Errorf("the content does not match the hash %s of the listing", want)
 	}
 	if err != nil {
 		f.Abort()
@@ -154,22 +175,11 @@ func upToDate(p string, s hfSibling) bool {
 	if err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	size := s.Size
-	if s.LFS != nil && s.LFS.Size > 0 {
-		size = s.LFS.Size
-	}
+	h, want, size := siblingHash(s)
 	if fi.Size() != size {
 		return false
 	}
-	var h hash.Hash
-	var want string
-	switch {
-	case s.LFS != nil && s.LFS.SHA256 != "":
-		h, want = sha256.New(), s.LFS.SHA256
-	case s.BlobID != "":
-		h, want = sha1.New(), s.BlobID
-		fmt.Fprintf(h, "blob %s\x00", strconv.FormatInt(fi.Size(), 10))
-	default:
+	if h == nil {
 		return true // size is all the Hub told us
 	}
 	f, err := os.Open(p)
@@ -181,4 +191,25 @@ func upToDate(p string, s hfSibling) bool {
 		return false
 	}
 	return hex.EncodeToString(h.Sum(nil)) == want
+}
+
+// siblingHash returns the hash of a file's content as the listing gives
+// it, ready to be fed the content (nil if the listing has none), the
+// expected hex digest, and the expected size: the LFS SHA-256 of an LFS
+// file, else the git blob id (a SHA-1 of "blob <size>\x00" and the
+// content).
+func siblingHash(s hfSibling) (hash.Hash, string, int64) {
+	size := s.Size
+	if s.LFS != nil && s.LFS.Size > 0 {
+		size = s.LFS.Size
+	}
+	switch {
+	case s.LFS != nil && s.LFS.SHA256 != "":
+		return sha256.New(), strings.ToLower(s.LFS.SHA256), size
+	case s.BlobID != "" && len(s.BlobID) == 2*sha1.Size:
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %s\x00", strconv.FormatInt(size, 10))
+		return h, strings.ToLower(s.BlobID), size
+	}
+	return nil, "", size
 }

@@ -76,3 +76,30 @@ func TestResolvePVCPath(t *testing.T) {
 		})
 	}
 }
+
+// FuzzJoinRel checks that a relative path JoinRel accepts never leads
+// outside, nor to, the directory it is joined to, and that ResolvePVCPath
+// only accepts paths inside its root.
+func FuzzJoinRel(f *testing.F) {
+	for _, s := range []string{"a", "a/b", "a//b", "../x", "a/../../x", "./a", "a/.", "/etc", `a\..\b`, "..a", "a/..b/c", "a/", "//", "a\x00b", "..", "."} {
+		f.Add(s)
+	}
+	const root = "/datacube/pvc"
+	f.Fuzz(func(t *testing.T, rel string) {
+		p, err := JoinRel(root, rel)
+		if err == nil {
+			if !within(root, p) || p == root {
+				t.Fatalf("JoinRel(%q, %q) = %q: outside the root or the root itself", root, rel, p)
+			}
+			if !filepath.IsLocal(filepath.FromSlash(rel)) {
+				t.Fatalf("JoinRel accepted %q, which is not a local path", rel)
+			}
+		}
+		if q, err := ResolvePVCPath(root, root+"/"+rel); err == nil && !within(root, q) {
+			t.Fatalf("ResolvePVCPath(%q) = %q: outside the root", root+"/"+rel, q)
+		}
+		if q, err := ResolvePVCPath(root, rel); err == nil && !within(root, q) {
+			t.Fatalf("ResolvePVCPath(%q) = %q: outside the root", rel, q)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/url"
 	"sort"
 	"strings"
@@ -76,3 +77,37 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
+
+// logFilter is a klog.LogFilter that redacts the secrets of a Redactor
+// from messages and from string, error and fmt.Stringer arguments.
+type logFilter struct{ r *Redactor }
+
+func (f logFilter) values(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			out[i] = f.r.String(v)
+		case error:
+			out[i] = f.r.Error(v)
+		case fmt.Stringer:
+			out[i] = f.r.String(v.String())
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}
+
+// Filter redacts the arguments of a print-style call.
+func (f logFilter) Filter(args []any) []any { return f.values(args) }
+
+// FilterF redacts the format and arguments of a printf-style call.
+func (f logFilter) FilterF(format string, args []any) (string, []any) {
+	return f.r.String(format), f.values(args)
+}
+
+// FilterS redacts the message and key/value pairs of a structured call.
+func (f logFilter) FilterS(msg string, kv []any) (string, []any) {
+	return f.r.String(msg), f.values(kv)
+}

@@ -10,7 +10,11 @@ import (
 // RunAndReport runs the transfer, logs its outcome and writes its Progress
 // to terminationPath (skipped when empty). It returns the transfer's error,
 // free of secrets.
+//
+// It installs a klog filter that redacts every option value from the
+// process's logs, for the rest of the process.
 func RunAndReport(ctx context.Context, cfg Config, terminationPath string) error {
+	klog.SetLogFilter(logFilter{NewRedactor(cfg.secrets()...)})
 	p, err := Run(ctx, cfg)
 	klog.InfoS("Transfer ended", "bytes", p.Bytes, "files", p.Files, "skipped", p.Skipped, "deleted", p.Deleted, "seconds", p.DurationSeconds, "failed", err != nil)
 	if terminationPath != "" {

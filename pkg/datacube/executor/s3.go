@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -83,6 +84,7 @@ type s3Side struct {
 	endpoint   s3Endpoint
 	loc        s3Location
 	noCheck    bool
+	allowEmpty bool
 	partSize   int64
 	numThreads int
 }
@@ -134,6 +136,7 @@ func newS3Side(side Side, cfg *Config) (*s3Side, error) {
 		endpoint:   ep,
 		loc:        loc,
 		noCheck:    strings.EqualFold(side.Options[OptS3NoCheckBucket], "true"),
+		allowEmpty: cfg.SyncAllowEmpty,
 		partSize:   cfg.PartSize,
 		numThreads: cfg.Concurrency,
 	}, nil
@@ -150,4 +153,16 @@ func describeS3Error(err error) error {
 		return fmt.Errorf("bucket %s does not exist: %w", resp.BucketName, err)
 	}
 	return err
+}
+
+// errEmptySyncSource is returned by a sync whose source holds no file.
+var errEmptySyncSource = errors.New("the source holds no file; refusing to sync, which would delete everything on the destination (a typo in the key or path?); set --sync-allow-empty to sync from an empty source")
+
+// checkSyncSource refuses a sync from an empty source unless allowed; what
+// names the source in the error.
+func checkSyncSource(sync, allowEmpty bool, files int, what string) error {
+	if sync && !allowEmpty && files == 0 {
+		return fmt.Errorf("sync from %s: %w", what, errEmptySyncSource)
+	}
+	return nil
 }

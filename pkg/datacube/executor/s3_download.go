@@ -54,10 +54,17 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 	if single {
 		prefix = s.loc.Key[:strings.LastIndex(s.loc.Key, "/")+1]
 	}
+	if err := checkSyncSource(sync, s.allowEmpty, len(objs), "s3://"+s.loc.Bucket+"/"+prefix); err != nil {
+		return err
+	}
 	items := make([]downloadItem, 0, len(objs))
+	seen := uniquePaths{}
 	for key, o := range objs {
 		rel := strings.TrimPrefix(key, prefix)
 		p, err := JoinRel(dst, rel)
+		if err == nil {
+			err = seen.add(p, key)
+		}
 		if err != nil {
 			return fmt.Errorf("refusing object s3://%s/%s: %w", s.loc.Bucket, key, err)
 		}
@@ -65,6 +72,9 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dst, err)
+	}
+	if err := removePartials(dst); err != nil {
+		return err
 	}
 	var small, large []downloadItem
 	for _, it := range items {

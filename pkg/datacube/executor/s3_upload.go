@@ -55,6 +55,9 @@ func (s *s3Side) Upload(ctx context.Context, src string, sync bool, fsync bool, 
 			items = append(items, uploadItem{f, prefix + f.Rel})
 		}
 	}
+	if err := checkSyncSource(sync && !fi.Mode().IsRegular(), s.allowEmpty, len(items), "the PVC directory"); err != nil {
+		return err
+	}
 	remote, err := s.list(ctx, prefix, fi.Mode().IsRegular())
 	if err != nil {
 		return err
