@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -16,6 +17,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/manager"
+	"github.com/accelstack/accelstack/pkg/shim"
 	"github.com/accelstack/accelstack/pkg/shim/csi"
 )
 
@@ -32,6 +34,14 @@ func main() {
 	fs.BoolVar(&opts.WebhookSelfSigned, "webhook-self-signed", true, "Issue the webhook certificate at start and inject its CA into the CRDs; false expects certificates in --webhook-cert-dir.")
 	fs.StringVar(&opts.WebhookServiceDNS, "webhook-service", "controllers-webhook.accelstack-system.svc", "DNS name of the webhook Service, for the self-signed certificate.")
 	fs.StringVar(&opts.S3DriverName, "s3-csi-driver", csi.DefaultDriverName, "CSI driver name of StorageShim S3 volumes.")
+	fs.Func("cephfs-csi-drivers", "Comma-separated CSI drivers CephFS StorageShims may use (default "+shim.DefaultCephFSDriver+").", func(v string) error {
+		opts.CephFSDrivers = splitList(v)
+		return nil
+	})
+	fs.Func("cephfs-configmap-namespaces", "Comma-separated namespaces, besides a StorageShim's own, that its CephFS cluster ConfigMap may be in.", func(v string) error {
+		opts.CephFSConfigMapNamespaces = splitList(v)
+		return nil
+	})
 	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
 
 	cli.Main(fs, func(ctx context.Context) error {
@@ -42,6 +52,17 @@ func main() {
 		ctrl.SetLogger(klog.NewKlogr())
 		return manager.Run(ctx, cfg, opts)
 	})
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -50,6 +50,10 @@ type Options struct {
 	WebhookServiceDNS string
 	// S3DriverName is the CSI driver of StorageShim S3 volumes.
 	S3DriverName string
+	// CephFSDrivers are the CSI drivers CephFS StorageShims may use (the
+	// default: shim.DefaultCephFSDriver); CephFSConfigMapNamespaces are the
+	// namespaces besides a shim's own its cluster ConfigMap may be in.
+	CephFSDrivers, CephFSConfigMapNamespaces []string
 	// DataCubeExecutorImage is the image of DataCube transfer pods.
 	DataCubeExecutorImage string
 	// SkipNameValidation allows several managers in one process (tests).
@@ -168,7 +172,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 // setupStorageShim registers the StorageShim controller and the conversion
 // webhook between its v1beta1 and v1beta2 versions.
 func setupStorageShim(mgr ctrl.Manager, opts Options) error {
-	r := shim.NewStorageShimReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("storageshim-controller"), opts.S3DriverName)
+	r := shim.NewStorageShimReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("storageshim-controller"), opts.S3DriverName).
+		AllowCephFS(opts.CephFSDrivers, opts.CephFSConfigMapNamespaces)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the StorageShim controller: %w", err)
 	}

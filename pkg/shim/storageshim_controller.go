@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +55,23 @@ type StorageShimReconciler struct {
 	recorder  events.EventRecorder
 	// s3Driver is the CSI driver name of S3 volumes.
 	s3Driver string
+	// cephDrivers are the CSI drivers a CephFS shim's ConfigMap may name;
+	// cephNamespaces are the namespaces besides the shim's own its
+	// ConfigMap may be in (see AllowCephFS).
+	cephDrivers, cephNamespaces []string
+}
+
+// DefaultCephFSDriver is the CSI driver CephFS shims may use by default.
+const DefaultCephFSDriver = "cephfs.csi.ceph.com"
+
+// AllowCephFS sets the CSI drivers a CephFS shim's cluster ConfigMap may
+// name (DefaultCephFSDriver when empty) and the namespaces, besides the
+// shim's own, that ConfigMap may be in (none when empty). A shim cannot make
+// the controller create PVs for other drivers, nor learn whether ConfigMaps
+// exist in other namespaces.
+func (r *StorageShimReconciler) AllowCephFS(drivers, namespaces []string) *StorageShimReconciler {
+	r.cephDrivers, r.cephNamespaces = drivers, namespaces
+	return r
 }
 
 // failureRetry is how soon a shim that failed for a user error is retried.
@@ -185,9 +204,21 @@ func (r *StorageShimReconciler) desiredPV(ctx context.Context, shim *tensorstack
 		if shim.Spec.CephFS == nil {
 			return nil, failf(ReasonInvalidSpec, "spec.cephfs is required when spec.type is cephfs")
 		}
+		if ns := shim.Spec.CephFS.Server.ConfigMapRef.Namespace; ns != "" && ns != shim.Namespace && !slices.Contains(r.cephNamespaces, ns) {
+			return nil, failf(ReasonInvalidSpec, "spec.cephfs.server.configMapRef.namespace %q is not allowed: use a ConfigMap in namespace %s or in one the administrator allows (%s)",
+				ns, shim.Namespace, strings.Join(r.cephNamespaces, ", "))
+		}
 		cluster, err := r.cephCluster(ctx, shim)
 		if err != nil {
 			return nil, err
+		}
+		drivers := r.cephDrivers
+		if len(drivers) == 0 {
+			drivers = []string{DefaultCephFSDriver}
+		}
+		if !slices.Contains(drivers, cluster[CephDriverKey]) {
+			return nil, failf(ReasonConfigMapInvalid, "ConfigMap %s names CSI driver %q, which is not allowed for CephFS (allowed: %s)",
+				shim.Spec.CephFS.Server.ConfigMapRef.Name, cluster[CephDriverKey], strings.Join(drivers, ", "))
 		}
 		return cephfsPV(shim, cluster), nil
 	default:

@@ -225,6 +225,7 @@ func TestStorageShimFailures(t *testing.T) {
 		s3cfgSecret("fail", "ceph-no-key", map[string]string{"userID": "admin"}, nil),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster-partial"}, Data: map[string]string{"driver": "cephfs.csi.ceph.com"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster"}, Data: map[string]string{"driver": "cephfs.csi.ceph.com", "clusterID": "c1", "fsName": "fs"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster-other-driver"}, Data: map[string]string{"driver": "hostpath.csi.k8s.io", "clusterID": "c1", "fsName": "fs"}},
 		&corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "taken"},
 			Spec: corev1.PersistentVolumeClaimSpec{
@@ -255,6 +256,11 @@ func TestStorageShimFailures(t *testing.T) {
 			}},
 		}
 	}
+	cephShimIn := func(name, ns, cm string) *tensorstackv1beta2.StorageShim {
+		s := cephShim(name, "ceph-no-key", cm)
+		s.Spec.CephFS.Server.ConfigMapRef.Namespace = ns
+		return s
+	}
 	testCases := []struct {
 		name        string
 		shim        *tensorstackv1beta2.StorageShim
@@ -269,6 +275,8 @@ func TestStorageShimFailures(t *testing.T) {
 		{name: "ceph configmap missing", shim: cephShim("c1", "ceph-no-key", "absent"), wantReason: shim.ReasonConfigMapNotFound, wantMessage: "ConfigMap absent not found"},
 		{name: "ceph configmap lacks keys", shim: cephShim("c2", "ceph-no-key", "cluster-partial"), wantReason: shim.ReasonConfigMapInvalid, wantMessage: "lacks key(s) clusterID, fsName"},
 		{name: "ceph secret lacks userKey", shim: cephShim("c3", "ceph-no-key", "cluster"), wantReason: shim.ReasonSecretInvalid, wantMessage: "Secret ceph-no-key lacks key(s) userKey"},
+		{name: "ceph driver not allowed", shim: cephShim("c4", "ceph-no-key", "cluster-other-driver"), wantReason: shim.ReasonConfigMapInvalid, wantMessage: `names CSI driver "hostpath.csi.k8s.io", which is not allowed`},
+		{name: "ceph configmap in another namespace", shim: cephShimIn("c5", "kube-system", "cluster"), wantReason: shim.ReasonInvalidSpec, wantMessage: `spec.cephfs.server.configMapRef.namespace "kube-system" is not allowed`},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
