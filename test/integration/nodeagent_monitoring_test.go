@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,7 +149,13 @@ func TestNodeAgentMetricsLint(t *testing.T) {
 	})
 	cmd := exec.Command(tool, "check", "metrics")
 	cmd.Stdin = bytes.NewReader(body)
-	out, _ := cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
+	// promtool exits 3 when it has lint findings (checked line by line
+	// below); anything else but 0 means it could not check the scrape.
+	var ee *exec.ExitError
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 3 || len(bytes.TrimSpace(out)) == 0) {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if line != "" && !compatLint(line) {
 			t.Errorf("promtool check metrics: %s", line)
