@@ -548,7 +548,7 @@ func TestConfigReload(t *testing.T) {
 	before := len(env.kubelet.Registrations())
 	// Bad: refused, naming the field; the last good config stays served.
 	for _, bad := range []struct{ body, wantErr string }{
-		{"version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 0\n", "replicas: must be at least 1"},
+		{"version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 0\n", "replicas: must be between 1 and 128"},
 		{"version: v1\nflags:\n  migStrategy: sometimes\n", "flags.migStrategy"},
 		{"version: v1\nbogus: 1\n", `unknown field "bogus"`},
 		{"version: [\n", "yaml"},
