@@ -234,7 +234,7 @@ func TestAscendVolcanoMode(t *testing.T) {
 		wantCode codes.Code
 	}{
 		{"malformed", "Ascend910-x,", codes.InvalidArgument},
-		{"foreign-chip", "Ascend910-0,Ascend910-12", codes.InvalidArgument},
+		{"foreign-chip", "Ascend910-1,Ascend910-12", codes.InvalidArgument},
 		{"unhealthy-chip", "Ascend910-1,Ascend910-2", codes.FailedPrecondition},
 	}
 	for _, tc := range bad {
