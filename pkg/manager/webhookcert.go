@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,7 +70,10 @@ func SelfSignedWebhookCert(ctx context.Context, c client.Client, certDir, servic
 	if err != nil {
 		return time.Time{}, err
 	}
-	b, err := ensureCertSecret(ctx, c, client.ObjectKey{Namespace: namespace, Name: WebhookCertSecretName}, serviceDNS, time.Now())
+	// client-go traces requests through the context's logger, bodies
+	// included from -v=8: the Secret holds the CA's key.
+	quiet := logr.NewContext(ctx, logr.Discard())
+	b, err := ensureCertSecret(quiet, c, client.ObjectKey{Namespace: namespace, Name: WebhookCertSecretName}, serviceDNS, time.Now())
 	if err != nil {
 		return time.Time{}, err
 	}

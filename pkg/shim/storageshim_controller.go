@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,7 +89,22 @@ func NewStorageShimReconciler(c client.Client, apiReader client.Reader, recorder
 	if s3Driver == "" {
 		s3Driver = csi.DefaultDriverName
 	}
-	return &StorageShimReconciler{client: c, secrets: apiReader, apiReader: apiReader, recorder: recorder, s3Driver: s3Driver}
+	return &StorageShimReconciler{client: c, secrets: quietReader{apiReader}, apiReader: apiReader, recorder: recorder, s3Driver: s3Driver}
+}
+
+// quietReader reads with a context whose logger discards everything:
+// client-go traces requests through the context's logger, response bodies
+// included from -v=8, and a Secret's body must never reach the log.
+type quietReader struct{ client.Reader }
+
+// Get reads obj without request tracing.
+func (q quietReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return q.Reader.Get(logr.NewContext(ctx, logr.Discard()), key, obj, opts...)
+}
+
+// List reads list without request tracing.
+func (q quietReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return q.Reader.List(logr.NewContext(ctx, logr.Discard()), list, opts...)
 }
 
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=storageshims,verbs=get;list;watch;update;patch

@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -255,13 +256,21 @@ func TestControllerPolicies(t *testing.T) {
 	if _, err := sa.CoreV1().PersistentVolumes().Create(ctx, pv("other-pv"), metav1.CreateOptions{}); !deniedByPolicy(err) {
 		t.Errorf("create of PV other-pv as the controllers = %v, want denied by the policy", err)
 	}
-	own, err := sa.CoreV1().PersistentVolumes().Create(ctx, pv("storageshim-1234"), metav1.CreateOptions{})
-	if err != nil {
+	if _, err := sa.CoreV1().PersistentVolumes().Create(ctx, pv("storageshim-1234"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create of a StorageShim PV: %v", err)
 	}
-	own.Spec.CSI.Driver = "other.csi.example.com"
-	if _, err := sa.CoreV1().PersistentVolumes().Update(ctx, own, metav1.UpdateOptions{}); !deniedByPolicy(err) {
-		t.Errorf("change of a PV's CSI driver as the controllers = %v, want denied by the policy", err)
+	if err := admin.Create(ctx, pv("admins-pv")); err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"spec":{"claimRef":null}}`)
+	if _, err := sa.CoreV1().PersistentVolumes().Patch(ctx, "admins-pv", types.MergePatchType, patch, metav1.PatchOptions{}); !deniedByPolicy(err) {
+		t.Errorf("patch of PV admins-pv as the controllers = %v, want denied by the policy", err)
+	}
+	if _, err := sa.CoreV1().PersistentVolumes().Patch(ctx, "storageshim-1234", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Errorf("patch of a StorageShim PV as the controllers: %v", err)
+	}
+	if err := sa.CoreV1().PersistentVolumes().Delete(ctx, "admins-pv", metav1.DeleteOptions{}); !deniedByPolicy(err) {
+		t.Errorf("delete of PV admins-pv as the controllers = %v, want denied by the policy", err)
 	}
 
 	secrets := sa.CoreV1().Secrets("accelstack-system")

@@ -223,6 +223,7 @@ func TestStorageShimFailures(t *testing.T) {
 		s3cfgSecret("fail", "ceph-typed", map[string]string{".s3cfg": s3cfgText}, map[string]string{shim.ResourceLabelKey: "ceph-client"}),
 		s3cfgSecret("fail", "good", map[string]string{".s3cfg": s3cfgText}, nil),
 		s3cfgSecret("fail", "ceph-no-key", map[string]string{"userID": "admin"}, nil),
+		s3cfgSecret("fail", "ceph-good", map[string]string{"userID": "admin", "userKey": "AQDexample=="}, nil),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster-partial"}, Data: map[string]string{"driver": "cephfs.csi.ceph.com"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster"}, Data: map[string]string{"driver": "cephfs.csi.ceph.com", "clusterID": "c1", "fsName": "fs"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster-other-driver"}, Data: map[string]string{"driver": "hostpath.csi.k8s.io", "clusterID": "c1", "fsName": "fs"}},
@@ -275,7 +276,7 @@ func TestStorageShimFailures(t *testing.T) {
 		{name: "ceph configmap missing", shim: cephShim("c1", "ceph-no-key", "absent"), wantReason: shim.ReasonConfigMapNotFound, wantMessage: "ConfigMap absent not found"},
 		{name: "ceph configmap lacks keys", shim: cephShim("c2", "ceph-no-key", "cluster-partial"), wantReason: shim.ReasonConfigMapInvalid, wantMessage: "lacks key(s) clusterID, fsName"},
 		{name: "ceph secret lacks userKey", shim: cephShim("c3", "ceph-no-key", "cluster"), wantReason: shim.ReasonSecretInvalid, wantMessage: "Secret ceph-no-key lacks key(s) userKey"},
-		{name: "ceph driver not allowed", shim: cephShim("c4", "ceph-no-key", "cluster-other-driver"), wantReason: shim.ReasonConfigMapInvalid, wantMessage: `names CSI driver "hostpath.csi.k8s.io", which is not allowed`},
+		{name: "ceph driver not allowed", shim: cephShim("c4", "ceph-good", "cluster-other-driver"), wantReason: shim.ReasonConfigMapInvalid, wantMessage: `names CSI driver "hostpath.csi.k8s.io", which is not allowed`},
 		{name: "ceph configmap in another namespace", shim: cephShimIn("c5", "kube-system", "cluster"), wantReason: shim.ReasonInvalidSpec, wantMessage: `spec.cephfs.server.configMapRef.namespace "kube-system" is not allowed`},
 	}
 	for _, tc := range testCases {
@@ -341,7 +342,7 @@ func TestStorageShimFailures(t *testing.T) {
 			places["event "+e.Name] = e.Note
 		}
 		for where, text := range places {
-			for _, secret := range []string{"example-secret-key", "AKIAEXAMPLE"} {
+			for _, secret := range []string{"example-secret-key", "AKIAEXAMPLE", "AQDexample=="} {
 				if strings.Contains(text, secret) {
 					t.Errorf("%s contains the secret value %q", where, secret)
 				}
