@@ -139,7 +139,7 @@ func ensureCertSecret(ctx context.Context, c client.Client, key client.ObjectKey
 		}
 		return b, nil
 	}
-	return nil, fmt.Errorf("Secret %s kept changing while the webhook certificate was read", key)
+	return nil, fmt.Errorf("the webhook certificate Secret %s kept changing while it was read", key)
 }
 
 // writeServingCert writes tls.crt and tls.key into certDir, each replaced
