@@ -107,19 +107,20 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	var out bytes.Buffer
 	var problems []error
 	section := func(title string) { fmt.Fprintf(&out, "\n== %s\n", title) }
-	check := func(what, s string, err error) string {
-		if err == nil && strings.TrimSpace(s) == "" {
-			err = errors.New("empty")
+	check := func(what string) func(string, error) string {
+		return func(s string, err error) string {
+			if err == nil && strings.TrimSpace(s) == "" {
+				err = errors.New("empty")
+			}
+			if err != nil {
+				problems = append(problems, fmt.Errorf("%s: %w", what, err))
+				return "(" + err.Error() + ")\n"
+			}
+			return s
 		}
-		if err != nil {
-			problems = append(problems, fmt.Errorf("%s: %w", what, err))
-			return "(" + err.Error() + ")\n"
-		}
-		return s
 	}
 	kubectl := func(args ...string) string {
-		s, err := c.Kubectl(ctx, args...)
-		return check("kubectl "+strings.Join(args, " "), s, err)
+		return check("kubectl " + strings.Join(args, " "))(c.Kubectl(ctx, args...))
 	}
 
 	section("Node allocatable (kubectl describe node " + cluster.NodeName + ")")
@@ -135,19 +136,19 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	section("Storage (kubectl -n demo get storageshim,pvc,datacube)")
 	out.WriteString(kubectl("-n", "demo", "get", "storageshim,pvc,datacube"))
 	section("Written by train into the StorageShim volume, read back through S3")
-	out.WriteString(check("read-back of dataset/written-by-train.txt", readBack(ctx, c, demoBucket, "dataset/written-by-train.txt", 60*time.Second)))
+	out.WriteString(check("read-back of dataset/written-by-train.txt")(readBack(ctx, c, demoBucket, "dataset/written-by-train.txt", 60*time.Second)))
 	scratch := strings.TrimSpace(kubectl("-n", "demo", "get", "pvc", "scratch", "-o", "jsonpath={.spec.volumeName}"))
 	section("Written by train into the csi-s3 PVC scratch, read back from its own bucket " + scratch)
-	out.WriteString(check("read-back of the scratch checkpoint", readBack(ctx, c, scratch, "checkpoint.txt", 60*time.Second)))
+	out.WriteString(check("read-back of the scratch checkpoint")(readBack(ctx, c, scratch, "checkpoint.txt", 60*time.Second)))
 	section("Copied by the DataCube into datacube-pvc (" + demoPVDir + "/dataset)")
-	out.WriteString(check("the DataCube copy", listTree(filepath.Join(demoPVDir, "dataset"))))
+	out.WriteString(check("the DataCube copy")(listTree(filepath.Join(demoPVDir, "dataset"))))
 
 	section("Metrics")
 	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
 		"-o", "jsonpath={.items[0].status.podIP}"))
 	url := fmt.Sprintf("http://%s:9400/metrics", ip)
 	fmt.Fprintf(&out, "node agent: %s (dcgm-exporter series with pod, namespace and container labels), for example:\n", url)
-	out.WriteString(check("node agent metrics of pod train", metricsFor(ctx, url, `pod="train"`, 3)))
+	out.WriteString(check("node agent metrics of pod train")(metricsFor(ctx, url, `pod="train"`, 3)))
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
 	section("Not built yet, so not shown")
