@@ -243,7 +243,7 @@ func TestCSIRestartHealsDeadMounts(t *testing.T) {
 // root where no move can succeed: staging fails and leaves no mount,
 // state or daemon behind.
 func TestCSIDaemonMovedNowhereFailsStage(t *testing.T) {
-	requireMounter(t, "rclone")
+	requireMounter(t, "s3fs")
 	srv := harness.StartS3(t)
 	makeBucket(t, srv, "nowhere")
 	// A hierarchy as NewLauncher sees one, whose new cgroups have no
@@ -256,7 +256,7 @@ func TestCSIDaemonMovedNowhereFailsStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCSIClient(t, "--daemon-cgroup-root="+root)
-	staging, err := c.stage("nowhere", map[string]string{"mounter": "rclone"}, s3envSecrets(srv))
+	staging, err := c.stage("nowhere", map[string]string{"mounter": "s3fs"}, s3envSecrets(srv))
 	if err == nil || !strings.Contains(err.Error(), "cgroup") {
 		t.Fatalf("NodeStageVolume with no cgroup to move to = %v, want an error naming the cgroup", err)
 	}
