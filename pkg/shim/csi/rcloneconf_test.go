@@ -1,8 +1,11 @@
 package csi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +14,7 @@ import (
 )
 
 // parseRcloneConf reads rclone.conf as rclone's config parser
-// (github.com/unknwon/goconfig) does: lines trimmed; '#' and ';' start
+// (the goconfig package) does: lines trimmed; '#' and ';' start
 // comments; "[name]" starts a section; a key ends at the first '=' or ':';
 // a value that starts with a backquote, or with three double quotes and is
 // at least 6 long, is the text between the opening quote and the last
@@ -121,5 +124,86 @@ func TestRcloneRemotePinned(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"type": "s3", "env_auth": "false"}, params); diff != "" {
 		t.Errorf("connection-string parameters of %q (-want +got):\n%s", remote, diff)
+	}
+}
+
+// realRclone returns the rclone binary the integration tests use
+// ($ACCELSTACK_RCLONE, else rclone on PATH). Without one the test fails in
+// CI and is skipped, saying so, elsewhere.
+func realRclone(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("ACCELSTACK_RCLONE")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("rclone"); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("rclone not found: set ACCELSTACK_RCLONE (make tools builds it)")
+			}
+			t.Skipf("skipping: rclone not found; set ACCELSTACK_RCLONE (make tools builds it)")
+		}
+	}
+	return bin
+}
+
+// TestRcloneConfigRealParser has rclone itself read back the rendered
+// config (rclone config dump) for values that look like INI syntax.
+func TestRcloneConfigRealParser(t *testing.T) {
+	bin := realRclone(t)
+	for _, secret := range []string{"plain/Secret+Key=", "type = alias", "[other]", "#x", "`quoted`", "`", "```", `"""abcdef"""`, `"x"`, "a`b`"} {
+		t.Run(secret, func(t *testing.T) {
+			c := Credentials{AccessKeyID: "AK", SecretAccessKey: secret, Endpoint: &url.URL{Scheme: "http", Host: "s3.local:7070"}, Region: "eu-1"}
+			conf := filepath.Join(t.TempDir(), "rclone.conf")
+			if err := os.WriteFile(conf, []byte(rcloneConfig(c)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(bin, "config", "dump", "--config", conf).Output()
+			if err != nil {
+				t.Fatalf("rclone config dump: %v", err)
+			}
+			var got map[string]map[string]string
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("rclone config dump output: %v", err)
+			}
+			if diff := cmp.Diff(wantRcloneConf(c), got); diff != "" {
+				t.Errorf("rclone.conf as rclone reads it (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRclonePinnedRealRemote gives the real rclone a config whose [s3]
+// section is an alias of a local directory, as an injected config would
+// be: through a plain "s3:" remote rclone lists the local file (the
+// attack), through the pinned remote the driver mounts it talks S3 and
+// never sees the file.
+func TestRclonePinnedRealRemote(t *testing.T) {
+	bin := realRclone(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "local", "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "local", "data", "node-secret.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "rclone.conf")
+	hostile := "[s3]\ntype = alias\nremote = " + filepath.Join(dir, "local") + "\nenv_auth = true\nprovider = Other\n" +
+		"access_key_id = AK\nsecret_access_key = SK\nendpoint = http://127.0.0.1:1\nregion = us-east-1\n"
+	if err := os.WriteFile(conf, []byte(hostile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lsf := func(remote string) (string, error) {
+		out, err := exec.Command(bin, "lsf", "--config", conf, "--contimeout", "1s", "--timeout", "2s",
+			"--low-level-retries", "1", "--retries", "1", remote+"data").CombinedOutput()
+		return string(out), err
+	}
+	if out, err := lsf("s3:"); err != nil || !strings.Contains(out, "node-secret.txt") {
+		t.Fatalf("control: plain remote did not follow the alias (err %v): %s", err, out)
+	}
+	out, err := lsf(rcloneRemote)
+	if strings.Contains(out, "node-secret.txt") {
+		t.Fatalf("pinned remote listed the local directory: %s", out)
+	}
+	if err == nil || !strings.Contains(out, "127.0.0.1:1") {
+		t.Errorf("pinned remote did not talk S3 to the configured endpoint (err %v): %s", err, out)
 	}
 }
