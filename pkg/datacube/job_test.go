@@ -68,7 +68,7 @@ func TestNewJobRefusesInvalidSpecs(t *testing.T) {
 		dc      *tensorstackv1beta1.DataCube
 		wantErr string // "" for none
 	}{
-		{name: "allowed flags", dc: download("dc", "--concurrency", "8", "--part-size=64Mi", "-no-fsync", "--connect-timeout=5s", "--cache-dir", "/tmp", "-v=4")},
+		{name: "allowed flags", dc: download("dc", "--concurrency", "8", "--part-size=64Mi", "-no-fsync", "--sync-allow-empty", "--connect-timeout=5s", "--cache-dir", "/tmp", "-v=4")},
 		{name: "pvc root", dc: download("dc", "--pvc-root=/"), wantErr: `spec.executor.options.extraArgs[0]: flag "--pvc-root" is not allowed`},
 		{name: "pvc root as separate value", dc: download("dc", "--concurrency=2", "-pvc-root", "/"), wantErr: `extraArgs[1]: flag "--pvc-root"`},
 		{name: "termination message path", dc: download("dc", "--termination-message-path=/x"), wantErr: `flag "--termination-message-path"`},

@@ -14,7 +14,7 @@ const MaxNameLength = 63 - len("-batchjob")
 // AllowedExtraArgs are the executor flags spec.executor.options.extraArgs may
 // pass. Flags that move the PVC containment root or the termination message
 // are not among them. The CRD schema refuses other flags too.
-var AllowedExtraArgs = []string{"concurrency", "part-size", "connect-timeout", "no-fsync", "cache-dir", "v"}
+var AllowedExtraArgs = []string{"concurrency", "part-size", "connect-timeout", "no-fsync", "sync-allow-empty", "cache-dir", "v"}
 
 // validate checks what the CRD schema may not have: an older CRD, or a
 // DataCube stored before the schema refused it.

@@ -68,11 +68,11 @@ type ExecutorOptions struct {
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 	// extraArgs are appended to the executor's command line. Only the
 	// flags --concurrency, --part-size, --connect-timeout, --no-fsync,
-	// --cache-dir and -v are allowed (as --flag=value or --flag value).
+	// --sync-allow-empty, --cache-dir and -v are allowed (as --flag=value or --flag value).
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=4096
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.startsWith('-') || a.matches('^--?(concurrency|part-size|connect-timeout|no-fsync|cache-dir|v)(=.*)?$'))",message="only the flags --concurrency, --part-size, --connect-timeout, --no-fsync, --cache-dir and -v are allowed"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.startsWith('-') || a.matches('^--?(concurrency|part-size|connect-timeout|no-fsync|sync-allow-empty|cache-dir|v)(=.*)?$'))",message="only the flags --concurrency, --part-size, --connect-timeout, --no-fsync, --sync-allow-empty, --cache-dir and -v are allowed"
 	ExtraArgs []string `json:"extraArgs,omitempty"`
 }
 
