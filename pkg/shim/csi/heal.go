@@ -82,6 +82,9 @@ func (s *nodeServer) startAndWait(ctx context.Context, rec *stageRecord, creds C
 	}
 	_ = s.launcher.Stop(d, stopGrace)
 	_ = s.lazyUnmount(rec.StagingPath)
+	if ctx.Err() != nil {
+		return Daemon{}, status.Errorf(codes.DeadlineExceeded, "waiting for %s to mount: %v: %s", rec.Volume.Mounter, ctx.Err(), logTail(logPath, secrets))
+	}
 	return Daemon{}, status.Errorf(codes.DeadlineExceeded, "%s did not mount within %s: %s", rec.Volume.Mounter, s.cfg.MountTimeout, logTail(logPath, secrets))
 }
 

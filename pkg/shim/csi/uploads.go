@@ -42,7 +42,8 @@ func (s *nodeServer) pendingUploads(rec *stageRecord) (int, error) {
 // pending, so the CO retries rather than losing them.
 func (s *nodeServer) drainUploads(ctx context.Context, rec *stageRecord) error {
 	pending := 0
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, s.cfg.UnstageTimeout, true, func(ctx context.Context) (bool, error) {
+	// The restart has its own bound, MountTimeout, within ctx.
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, s.cfg.UnstageTimeout, true, func(context.Context) (bool, error) {
 		n, err := s.pendingUploads(rec)
 		if err != nil {
 			return false, err
