@@ -97,9 +97,7 @@ func storedSecrets(dir string) []string {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "passwd-s3fs")); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
-			for _, field := range strings.Split(strings.TrimSpace(line), ":") {
-				out = append(out, field)
-			}
+			out = append(out, strings.Split(strings.TrimSpace(line), ":")...)
 		}
 	}
 	return out

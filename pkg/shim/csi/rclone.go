@@ -169,8 +169,16 @@ func (rcloneMounter) Pending(dir string) (int, error) {
 		if err != nil {
 			return err
 		}
-		var meta struct{ Dirty bool }
-		if json.Unmarshal(b, &meta) == nil && meta.Dirty {
+		// Fail closed: metadata that cannot be read as rclone's (a torn
+		// write, a changed format) may describe a file not uploaded yet.
+		var meta struct{ Dirty *bool }
+		if err := json.Unmarshal(b, &meta); err != nil {
+			return fmt.Errorf("reading rclone cache metadata %s: %w", p, err)
+		}
+		if meta.Dirty == nil {
+			return fmt.Errorf("rclone cache metadata %s has no Dirty field", p)
+		}
+		if *meta.Dirty {
 			n++
 		}
 		return nil
