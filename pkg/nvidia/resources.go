@@ -72,13 +72,7 @@ func buildResources(m *Machine, s Settings, logger klog.Logger) ([]*resourceSpec
 	// node, or the target of two resources, would merge device lists.
 	targets := map[string]string{}
 	for name, rule := range rules {
-		target := name
-		switch {
-		case rule.Rename != "":
-			target = rule.Rename
-		case ts.RenameByDefault:
-			target = name + ".shared"
-		}
+		target := replicaResource(name, rule, ts)
 		if target == name {
 			continue
 		}
@@ -97,13 +91,7 @@ func buildResources(m *Machine, s Settings, logger klog.Logger) ([]*resourceSpec
 				add(name, advertised{id: d.UUID, dev: d, replica: -1}, false, false)
 				continue
 			}
-			target := name
-			switch {
-			case rule.Rename != "":
-				target = rule.Rename
-			case ts.RenameByDefault:
-				target = name + ".shared"
-			}
+			target := replicaResource(name, rule, ts)
 			for n := 0; n < rule.Replicas; n++ {
 				add(target, advertised{id: d.UUID + replicaSep + strconv.Itoa(n), dev: d, replica: n}, true, ts.FailRequestsGreaterThanOne)
 			}
@@ -155,4 +143,17 @@ func selected(sel configv1.ReplicatedDevices, d *Device) bool {
 		}
 	}
 	return false
+}
+
+// replicaResource is the resource name the replicas of name are advertised
+// under: the rule's rename, <name>.shared when renameByDefault is set, or
+// name itself.
+func replicaResource(name string, rule configv1.ReplicatedResource, ts *configv1.TimeSlicing) string {
+	switch {
+	case rule.Rename != "":
+		return rule.Rename
+	case ts.RenameByDefault:
+		return name + ".shared"
+	}
+	return name
 }
