@@ -169,11 +169,14 @@ func (rcloneMounter) Pending(dir string) (int, error) {
 		if err != nil {
 			return err
 		}
-		// Fail closed: metadata that cannot be read as rclone's (a torn
-		// write, a changed format) may describe a file not uploaded yet.
+		// Fail closed. rclone rewrites a file's metadata in place, so a
+		// read may catch it half written: that file counts as pending and
+		// is read again at the next poll. Metadata without rclone's Dirty
+		// field is a format this code does not know: an error.
 		var meta struct{ Dirty *bool }
 		if err := json.Unmarshal(b, &meta); err != nil {
-			return fmt.Errorf("reading rclone cache metadata %s: %w", p, err)
+			n++
+			return nil //nolint:nilerr // a torn write counts as pending
 		}
 		if meta.Dirty == nil {
 			return fmt.Errorf("rclone cache metadata %s has no Dirty field", p)

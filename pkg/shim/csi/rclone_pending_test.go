@@ -33,17 +33,22 @@ func TestRclonePendingFailsClosed(t *testing.T) {
 			t.Fatalf("Pending = %d, %v; want 2, nil", n, err)
 		}
 	})
-	for name, body := range map[string]string{
-		"torn write":     `{"Dirty":tr`,
-		"unknown format": `{"Modified":true}`,
-	} {
+	for name, body := range map[string]string{"torn write": `{"Dirty":tr`, "empty": ``} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, dir, "a", `{"Dirty":false}`)
 			write(t, dir, "b", body)
-			if n, err := (rcloneMounter{}).Pending(dir); err == nil {
-				t.Fatalf("Pending = %d, nil; want an error for metadata it cannot read", n)
+			if n, err := (rcloneMounter{}).Pending(dir); err != nil || n != 1 {
+				t.Fatalf("Pending = %d, %v; want 1, nil: a half-written file counts as pending", n, err)
 			}
 		})
 	}
+	t.Run("unknown format", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "a", `{"Dirty":false}`)
+		write(t, dir, "b", `{"Modified":true}`)
+		if n, err := (rcloneMounter{}).Pending(dir); err == nil {
+			t.Fatalf("Pending = %d, nil; want an error for metadata without Dirty", n)
+		}
+	})
 }
