@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
 
@@ -62,7 +61,7 @@ func (s *nodeServer) startAndWait(ctx context.Context, rec *stageRecord, creds C
 	if err != nil {
 		return Daemon{}, status.Errorf(codes.Internal, "starting %s: %v", rec.Volume.Mounter, err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, s.cfg.MountTimeout, true, func(context.Context) (bool, error) {
+	err = poll(ctx, s.cfg.MountTimeout, func(context.Context) (bool, error) {
 		mounted, corrupted, err := s.mountState(rec.StagingPath)
 		if err == nil && mounted && !corrupted {
 			return true, nil

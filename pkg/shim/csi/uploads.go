@@ -6,13 +6,37 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
 
-// pollInterval is how often the node service polls a daemon or a mount.
-// Alive may fork systemctl, so no faster.
-const pollInterval = 250 * time.Millisecond
+// Polls of a daemon or a mount start every firstPollInterval and back off
+// to pollInterval: a mount that is ready at once costs milliseconds, and a
+// long wait does not fork systemctl (Alive) more than four times a second.
+const (
+	firstPollInterval = 10 * time.Millisecond
+	pollInterval      = 250 * time.Millisecond
+)
+
+// poll calls cond until it returns true or an error, or timeout passes, or
+// ctx ends; then it returns cond's error, or the context's.
+func poll(ctx context.Context, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	interval := firstPollInterval
+	for {
+		if done, err := cond(ctx); err != nil || done {
+			return err
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		interval = min(2*interval, pollInterval)
+	}
+}
 
 // pendingUploads counts the files of rec's volume that its mounter holds
 // written but not uploaded. A mounter without an upload queue has none. A
@@ -43,7 +67,7 @@ func (s *nodeServer) pendingUploads(rec *stageRecord) (int, error) {
 func (s *nodeServer) drainUploads(ctx context.Context, rec *stageRecord) error {
 	pending := 0
 	// The restart has its own bound, MountTimeout, within ctx.
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, s.cfg.UnstageTimeout, true, func(context.Context) (bool, error) {
+	err := poll(ctx, s.cfg.UnstageTimeout, func(context.Context) (bool, error) {
 		n, err := s.pendingUploads(rec)
 		if err != nil {
 			return false, err
@@ -86,7 +110,7 @@ func (s *nodeServer) restartDaemon(ctx context.Context, rec *stageRecord) error 
 // waitGone polls alive until the daemon is gone (true), timeout passes
 // (false), or ctx ends (its error).
 func waitGone(ctx context.Context, d Daemon, timeout time.Duration, alive func(Daemon) bool) (bool, error) {
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(context.Context) (bool, error) {
+	err := poll(ctx, timeout, func(context.Context) (bool, error) {
 		return !alive(d), nil
 	})
 	switch {
