@@ -8,9 +8,18 @@ import (
 
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/accelstack/accelstack/test/harness"
+)
+
+// Specs of csi-test v5.6's sanity suite per mounter: those the driver passes,
+// and those it skips for capabilities it does not offer (README, csi-s3).
+// A capability lost, or a sanity upgrade, changes them and fails the test.
+const (
+	sanityPassedPerMounter  = 39
+	sanitySkippedPerMounter = 63
 )
 
 // TestCSISanity runs the csi-test sanity suite against the real csi-s3
@@ -50,6 +59,25 @@ func TestCSISanity(t *testing.T) {
 	if ran == 0 {
 		t.Skip("skipping: no mounter available")
 	}
+	var report types.Report
+	ginkgo.ReportAfterSuite("spec counts", func(r ginkgo.Report) { report = r })
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, "csi-s3 sanity")
+
+	passed, skipped := 0, 0
+	for _, s := range report.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		switch s.State {
+		case types.SpecStatePassed:
+			passed++
+		case types.SpecStateSkipped:
+			skipped++
+		}
+	}
+	if passed != sanityPassedPerMounter*ran || skipped != sanitySkippedPerMounter*ran {
+		t.Errorf("sanity with %d mounters: %d passed and %d skipped, want %d and %d",
+			ran, passed, skipped, sanityPassedPerMounter*ran, sanitySkippedPerMounter*ran)
+	}
 }
