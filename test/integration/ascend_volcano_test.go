@@ -246,9 +246,19 @@ func TestAscendVolcanoMode(t *testing.T) {
 				}
 			}()
 			var err error
-			// Wait out the cache: until the pod is seen the answer is NotFound.
-			for i := 0; i < 20; i++ {
+			// Wait out the plugin's pod cache: until it sees this pod the
+			// answer is NotFound, and until it sees the previous case's pod
+			// deleted, the answer may be about that pod.
+			earlier := func(err error) bool {
+				msg := status.Convert(err).Message()
+				return strings.HasPrefix(msg, "pod default/") && !strings.HasPrefix(msg, "pod default/"+tc.name+":")
+			}
+			for i := 0; i < 40; i++ {
 				_, err = p.Allocate(ctx, []string{"Ascend910-6", "Ascend910-7"})
+				if earlier(err) {
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
 				if status.Code(err) != codes.NotFound {
 					break
 				}
