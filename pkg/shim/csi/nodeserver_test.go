@@ -71,18 +71,9 @@ func (l *fakeLauncher) Stop(d Daemon, _ time.Duration) error {
 // stage, publish (read-only and not), idempotency, healing, unpublish and
 // unstage, and what failed calls leave behind.
 func TestNodeServerLifecycle(t *testing.T) {
-	srv, cl := startFakeS3(t)
-	if err := cl.MakeBucket(context.Background(), "data", minio.MakeBucketOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	fm := mount.NewFakeMounter(nil)
-	fl := &fakeLauncher{fm: fm, killed: map[int]bool{}}
-	cfg := DefaultConfig()
-	cfg.NodeID, cfg.MountTimeout = "n1", 5*time.Second
-	ns := &nodeServer{cfg: cfg, mounter: fm, lazyUnmount: fm.Unmount, launcher: fl, state: stateStore{root: filepath.Join(dir, "state")}, locks: newKeyedMutex()}
+	f := newNodeFixture(t, DefaultConfig().UnstageTimeout)
+	ns, fm, fl, dir, secrets := f.ns, f.fm, f.fl, f.dir, f.secrets
 	ctx := context.Background()
-	secrets := map[string]string{"accessKeyID": "fake", "secretAccessKey": "fake-secret", "endpoint": srv}
 	capRW := &csipb.VolumeCapability{
 		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{}},
 		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER},
