@@ -9,7 +9,10 @@ import (
 // SchedulePolicy chooses the scheduler of a job's pods. Unset means the
 // default kube-scheduler.
 type SchedulePolicy struct {
-	// t9kScheduler schedules the job's pods with the T9k Scheduler through a PodGroup.
+	// t9kScheduler schedules the job's pods with the T9k Scheduler (schedulerName
+	// t9k-scheduler): the controller creates a PodGroup named after the job, in
+	// the given queue and with the given priority, before any pod, so that the
+	// pods are placed all together or not at all.
 	// +optional
 	T9kScheduler *T9kScheduler `json:"t9kScheduler,omitempty"`
 }
@@ -18,7 +21,8 @@ type SchedulePolicy struct {
 type T9kScheduler struct {
 	// queue is the Queue the job's PodGroup joins.
 	Queue string `json:"queue"`
-	// priority orders the job's PodGroup within its queue.
+	// priority orders the job's PodGroup within its queue, 0 to 100; higher
+	// goes first. Defaults to 0.
 	// +optional
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
@@ -26,12 +30,17 @@ type T9kScheduler struct {
 	Priority int32 `json:"priority,omitempty"`
 }
 
-// RunMode chooses how a job runs. Unset means immediate mode.
+// RunMode chooses how a job runs. Unset means immediate mode: the pods run
+// their commands as soon as they are placed.
 type RunMode struct {
-	// debug creates the pods with their commands replaced, for interactive debugging.
+	// debug creates the pods with their commands replaced (by default with
+	// "sleep inf"), so that you can enter them and start or debug the work by
+	// hand. It applies to pods created while it is enabled.
 	// +optional
 	Debug *DebugMode `json:"debug,omitempty"`
-	// pause deletes (or does not create) the job's pods until disabled.
+	// pause deletes the job's pods (gracefully) and creates none until it is
+	// disabled again; the job is then Paused. Disabling it resumes the job:
+	// its pods are created anew, as pause.resumeSpecs says.
 	// +optional
 	Pause *PauseMode `json:"pause,omitempty"`
 }
@@ -41,19 +50,24 @@ type DebugMode struct {
 	// enabled turns debug mode on.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
-	// replicaSpecs overrides the debug command per replica type.
+	// replicaSpecs sets the debug command per replica type; types not listed
+	// run "sleep inf" and keep their init containers.
 	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
 	ReplicaSpecs []ReplicaDebugSet `json:"replicaSpecs,omitempty"`
 }
 
 // ReplicaDebugSet is the debug setting of one replica type.
 type ReplicaDebugSet struct {
-	// type is the replica type.
+	// type is the replica type this setting applies to.
 	Type string `json:"type"`
-	// skipInitContainer leaves out the init containers.
+	// skipInitContainer leaves the init containers out of the pods.
 	// +optional
 	SkipInitContainer bool `json:"skipInitContainer,omitempty"`
-	// command replaces the container command; defaults to ["sleep", "inf"].
+	// command replaces the command of the replica's main container (its args
+	// are dropped). Defaults to ["sleep", "inf"].
 	// +optional
 	Command []string `json:"command,omitempty"`
 }
@@ -63,27 +77,34 @@ type PauseMode struct {
 	// enabled pauses the job.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
-	// resumeSpecs says how pods are recreated on resume, per replica type.
+	// resumeSpecs says how the pods of each replica type are created once the
+	// job resumes; types not listed run the template's command and args. It
+	// cannot be changed after the job is created: set it in advance.
 	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
 	ResumeSpecs []ResumeSpec `json:"resumeSpecs,omitempty"`
 }
 
 // ResumeSpec is the resume setting of one replica type.
 type ResumeSpec struct {
-	// type is the replica type.
+	// type is the replica type this setting applies to.
 	Type string `json:"type"`
-	// skipInitContainer leaves out the init containers.
+	// skipInitContainer leaves the init containers out of the resumed pods.
 	// +optional
 	SkipInitContainer bool `json:"skipInitContainer,omitempty"`
-	// command replaces the container command on resume.
+	// command replaces the command of the replica's main container on resume.
 	// +optional
 	Command []string `json:"command,omitempty"`
-	// args replaces the container args on resume.
+	// args replaces the args of the replica's main container on resume.
 	// +optional
 	Args []string `json:"args,omitempty"`
 }
 
-// CleanUpPolicy says which pods are deleted once a job finishes.
+// CleanUpPolicy says which pods are deleted once a job finishes: None keeps
+// them all (for their logs), All deletes them all, Unfinished deletes those
+// still Pending, Running or Unknown.
 // +kubebuilder:validation:Enum=None;All;Unfinished
 type CleanUpPolicy string
 
@@ -197,16 +218,117 @@ type Aggregate struct {
 
 // JobStatus is the status shape shared by the T9k jobs.
 type JobStatus struct {
-	// phase is the coarse state of the job.
+	// phase is the coarse state of the job: Pending, Running, Paused,
+	// Resuming, Succeeded, Failed or Unknown.
 	// +optional
 	Phase JobPhase `json:"phase,omitempty"`
-	// conditions explain the state of the job.
+	// conditions explain the state of the job: Initialized, Running,
+	// ReplicaFailure, Completed, Failed and Paused.
 	// +optional
 	Conditions []JobCondition `json:"conditions,omitempty"`
-	// tasks is the status of the replicas per type.
+	// tasks is the status of the replicas, per replica type.
 	// +optional
 	Tasks []Tasks `json:"tasks,omitempty"`
 	// aggregate counts the replica pods by state.
 	// +optional
 	Aggregate Aggregate `json:"aggregate,omitempty"`
+	// startTime is when the controller first acted on the job;
+	// runPolicy.activeDeadlineSeconds counts from it.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the job succeeded or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// TrainingJobStatus is the status of the training jobs, which share one
+// restart budget across their replicas.
+type TrainingJobStatus struct {
+	JobStatus `json:",inline"`
+	// backoffCount is the number of replica pods recreated so far, for any
+	// reason; the job recreates no more once it reaches
+	// runPolicy.backoffLimit.
+	// +optional
+	BackoffCount int32 `json:"backoffCount,omitempty"`
+}
+
+// ReplicaRestartPolicy says when the controller recreates a replica's pod:
+// Never; OnFailure (when it failed); Always (when it failed or succeeded,
+// until the job finishes); ExitCode (when it failed with a retryable exit
+// code: 130, 137, 143 or 138, the last one reserved for programs asking to be
+// restarted; any other non-zero code fails the replica at once). A pod lost
+// with its node, evicted or preempted is recreated whatever the policy. Every
+// recreation counts against runPolicy.backoffLimit.
+// +kubebuilder:validation:Enum=Never;OnFailure;Always;ExitCode
+type ReplicaRestartPolicy string
+
+// The replica restart policies of the training jobs.
+const (
+	ReplicaRestartNever     ReplicaRestartPolicy = "Never"
+	ReplicaRestartOnFailure ReplicaRestartPolicy = "OnFailure"
+	ReplicaRestartAlways    ReplicaRestartPolicy = "Always"
+	ReplicaRestartExitCode  ReplicaRestartPolicy = "ExitCode"
+)
+
+// RunPolicy governs a training job as a whole: how long it may run, how often
+// its pods may be recreated, and what is deleted when it ends.
+type RunPolicy struct {
+	// activeDeadlineSeconds is how long, counted from status.startTime, the job
+	// may run; once exceeded it fails and its pods are cleaned up as
+	// cleanUpPolicy says.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+	// backoffLimit is the number of pod recreations allowed, shared by all the
+	// replicas of the job. Once reached, a replica that fails again is not
+	// recreated. Defaults to 3.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=0
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+	// cleanUpPolicy says which pods are deleted once the job finishes: None
+	// (the default), All, or Unfinished (those Pending, Running or Unknown).
+	// +optional
+	// +kubebuilder:default=None
+	CleanUpPolicy CleanUpPolicy `json:"cleanUpPolicy,omitempty"`
+}
+
+// DependentStatus reports an object the job created for you, such as its
+// TensorBoard.
+type DependentStatus struct {
+	// action is the last thing the controller did to the dependent: NOP,
+	// Create or Update.
+	// +optional
+	Action string `json:"action,omitempty"`
+	// dependent names the object.
+	// +optional
+	Dependent *DependentReference `json:"dependent,omitempty"`
+	// note says what state the dependent is in, for humans.
+	// +optional
+	Note string `json:"note,omitempty"`
+	// ready is true once the dependent is ready for use.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+	// reason is a CamelCase word: DependentReady or DependentNotReady.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// type is Normal, or Warning when something is wrong.
+	// +optional
+	Type string `json:"type,omitempty"`
+}
+
+// DependentReference names an object a job created.
+type DependentReference struct {
+	// apiVersion of the object.
+	APIVersion string `json:"apiVersion"`
+	// kind of the object.
+	Kind string `json:"kind"`
+	// name of the object.
+	Name string `json:"name"`
+	// namespace of the object.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// uid of the object.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
 }
