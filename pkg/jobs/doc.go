@@ -1,3 +1,11 @@
-// Package jobs holds the T9k job controllers (batch.tensorstack.dev): a
-// framework shared by every job kind and one package per kind.
+// Package jobs is the engine behind the T9k jobs (batch.tensorstack.dev):
+// one generic reconciler that runs a job as replica pods named
+// <job>-<type>-<rank>, with headless Services, a PodGroup for the T9k
+// Scheduler, the Ascend rank-table ConfigMap, restarts under the shared
+// restart budget, run modes (debug, pause and resume), clean-up, deadlines and
+// the common status. It knows no job kind: each kind lives in a package of its
+// own (genericjob, pytorch, tensorflow, xgboost) and plugs in through the Kind
+// interface, supplying only what differs (its replicas, environment and
+// command, and who decides the outcome); package kinds lists them for the
+// manager.
 package jobs

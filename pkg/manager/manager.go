@@ -25,6 +25,8 @@ import (
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
 
@@ -159,6 +161,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := ranktable.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(),
 		mgr.GetEventRecorder("ascend-ranktable-controller")).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Ascend rank-table controller: %w", err)
+	}
+	if err := jobs.Setup(mgr, kinds.All(), jobs.Options{}); err != nil {
+		return nil, fmt.Errorf("setting up the job controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)

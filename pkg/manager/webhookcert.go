@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,10 @@ import (
 
 // ConvertedCRDs are the CRDs served through the conversion webhook.
 var ConvertedCRDs = []string{"storageshims.tensorstack.dev"}
+
+// ValidatingWebhooks are the ValidatingWebhookConfigurations (deploy/controllers)
+// whose webhooks the manager serves and whose CA it injects.
+var ValidatingWebhooks = []string{"accelstack-jobs"}
 
 // WebhookCertSecretName is the Secret, in the webhook Service's namespace,
 // that holds the webhook's CA and serving certificate, shared by every
@@ -52,6 +57,7 @@ const (
 )
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=storageshims.tensorstack.dev,verbs=get;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=accelstack-jobs,verbs=get;patch
 // +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,resourceNames=controllers-webhook-cert,verbs=get;update
 // +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,verbs=create
 
@@ -63,8 +69,8 @@ const (
 // a certificate near its end renews it (an update that carries the version
 // read, so two replicas never install different CAs: the loser reads the
 // winner's). It writes tls.crt and tls.key into certDir and points the
-// conversion webhook of every CRD in crds at the CA. It returns the time the
-// certificates should next be checked.
+// conversion webhook of every CRD in crds, and the ValidatingWebhooks, at the
+// CA. It returns the time the certificates should next be checked.
 func SelfSignedWebhookCert(ctx context.Context, c client.Client, certDir, serviceDNS string, crds []string) (time.Time, error) {
 	namespace, err := serviceNamespace(serviceDNS)
 	if err != nil {
@@ -82,6 +88,11 @@ func SelfSignedWebhookCert(ctx context.Context, c client.Client, certDir, servic
 	}
 	for _, name := range crds {
 		if err := injectCA(ctx, c, name, b.caPEM); err != nil {
+			return time.Time{}, err
+		}
+	}
+	for _, name := range ValidatingWebhooks {
+		if err := injectValidatingCA(ctx, c, name, b.caPEM); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -189,6 +200,32 @@ func injectCA(ctx context.Context, c client.Client, name string, caPEM []byte) e
 	}
 	if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return fmt.Errorf("injecting the webhook CA into CRD %s: %w", name, err)
+	}
+	return nil
+}
+
+// injectValidatingCA sets the caBundle of every webhook of the
+// ValidatingWebhookConfiguration name; one not installed is left alone.
+func injectValidatingCA(ctx context.Context, c client.Client, name string, caPEM []byte) error {
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, cfg); apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("getting ValidatingWebhookConfiguration %s: %w", name, err)
+	}
+	patched := cfg.DeepCopy()
+	changed := false
+	for i := range patched.Webhooks {
+		if string(patched.Webhooks[i].ClientConfig.CABundle) != string(caPEM) {
+			patched.Webhooks[i].ClientConfig.CABundle = caPEM
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := c.Patch(ctx, patched, client.MergeFrom(cfg)); err != nil {
+		return fmt.Errorf("injecting the webhook CA into ValidatingWebhookConfiguration %s: %w", name, err)
 	}
 	return nil
 }

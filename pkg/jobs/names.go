@@ -1,0 +1,85 @@
+package jobs
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// Labels the engine puts on every object of a job.
+const (
+	// JobNameLabel is the name of the job an object belongs to.
+	JobNameLabel = "batch.tensorstack.dev/job-name"
+	// ReplicaTypeLabel is the replica type of a pod or Service.
+	ReplicaTypeLabel = "batch.tensorstack.dev/replica-type"
+	// ReplicaIndexLabel is the rank of a pod or Service within its type.
+	ReplicaIndexLabel = "batch.tensorstack.dev/replica-index"
+	// ComponentLabel is the kind's component name, e.g. genericjob.
+	ComponentLabel = "tensorstack.dev/component"
+	// ComponentTypeLabel says whose workload a pod is: user for job pods.
+	ComponentTypeLabel = "tensorstack.dev/component-type"
+	// ComponentTypeUser is the ComponentTypeLabel value of job pods.
+	ComponentTypeUser = "user"
+	// ReplicaLabelSuffix follows the component name in the label naming a
+	// pod's replica, e.g. genericjob-replica: <job>-<type>-<rank>; the
+	// component name alone labels the job name.
+	ReplicaLabelSuffix = "-replica"
+)
+
+// Labels and the scheduler name of the T9k Scheduler's pod contract.
+const (
+	// SchedulerName is the schedulerName of pods placed by the T9k Scheduler.
+	SchedulerName = "t9k-scheduler"
+	// QueueLabel names the queue of a pod.
+	QueueLabel = "scheduler.tensorstack.dev/queue"
+	// GroupNameLabel names the PodGroup of a pod.
+	GroupNameLabel = "scheduler.tensorstack.dev/group-name"
+	// RoleLabel names the PodGroup role of a pod.
+	RoleLabel = "scheduler.tensorstack.dev/role"
+)
+
+// PodName returns the name of the pod (and Service) of a replica.
+func PodName(job, typ string, rank int32) string {
+	return fmt.Sprintf("%s-%s-%d", job, typ, rank)
+}
+
+// Labels returns the labels of every object of job of the kind component.
+func Labels(component, job string) map[string]string {
+	return map[string]string{
+		JobNameLabel:   job,
+		ComponentLabel: component,
+		component:      job,
+	}
+}
+
+// ReplicaLabels returns the labels of the pod and Service of one replica.
+func ReplicaLabels(component, job, typ string, rank int32) map[string]string {
+	l := Labels(component, job)
+	l[ComponentTypeLabel] = ComponentTypeUser
+	l[ReplicaTypeLabel] = typ
+	l[ReplicaIndexLabel] = strconv.Itoa(int(rank))
+	l[component+ReplicaLabelSuffix] = PodName(job, typ, rank)
+	return l
+}
+
+// replicaSelector selects the pod of one replica, for its Service.
+func replicaSelector(job, typ string, rank int32) map[string]string {
+	return map[string]string{JobNameLabel: job, ReplicaTypeLabel: typ, ReplicaIndexLabel: strconv.Itoa(int(rank))}
+}
+
+// JobSelector returns the selector of a job's pods, as text.
+func JobSelector(job string) string {
+	return labels.SelectorFromSet(labels.Set{JobNameLabel: job}).String()
+}
+
+// CacheSelector selects the objects the engine's cache holds: those
+// labelled with a job name.
+func CacheSelector() labels.Selector {
+	req, err := labels.NewRequirement(JobNameLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid requirement
+	}
+	return labels.NewSelector().Add(*req)
+}

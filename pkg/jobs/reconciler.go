@@ -1,0 +1,526 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+)
+
+// Event reasons of the engine.
+const (
+	EventCreated         = "Created"
+	EventRestarting      = "Restarting"
+	EventSucceeded       = "Succeeded"
+	EventFailed          = "Failed"
+	EventPaused          = "Paused"
+	EventResumed         = "Resumed"
+	EventDeleted         = "Deleted"
+	EventCreationFailed  = "CreationFailed"
+	EventPodNameTaken    = "PodNameTaken"
+	EventUnknownVariable = "UnknownVariable"
+)
+
+// createParallelism bounds the pods and Services created at once per job.
+const createParallelism = 16
+
+// ownerIndex indexes the engine's pods and Services by their controlling
+// owner's UID.
+const ownerIndex = "jobs.tensorstack.dev/owner"
+
+// Reconciler reconciles the jobs of one kind.
+type Reconciler struct {
+	kind     Kind
+	client   client.Client
+	cache    client.Reader
+	scheme   *runtime.Scheme
+	recorder events.EventRecorder
+	deleted  *deletedPods
+}
+
+// env returns what the kind's hooks may use.
+func (r *Reconciler) env() *Env {
+	return &Env{Client: r.client, Cache: r.cache, Recorder: r.recorder, Scheme: r.scheme}
+}
+
+// +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=genericjobs;pytorchtrainingjobs;tensorflowtrainingjobs;xgboosttrainingjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=genericjobs/status;pytorchtrainingjobs/status;tensorflowtrainingjobs/status;xgboosttrainingjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=scheduler.tensorstack.dev,resources=podgroups,verbs=get;list;watch;create;update
+
+// staleRetry is how soon a reconcile that met a newer job is retried.
+const staleRetry = 200 * time.Millisecond
+
+// Reconcile brings one job's pods, Services and status in line with its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if errors.Is(err, errStale) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Job changed meanwhile; retrying")
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.kind.NewObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, nil
+	}
+	original := obj.DeepCopyObject().(client.Object)
+	job := r.kind.View(obj)
+	now := metav1.Now().Rfc3339Copy()
+
+	pods, services, err := r.children(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	obs := observed{pods: map[string]*corev1.Pod{}, previous: map[string]batchv1beta1.ReplicaStatus{}, deleted: r.deleted.has}
+	for _, p := range pods {
+		obs.pods[p.Name] = p
+	}
+	for _, t := range job.Status.Tasks {
+		for _, rs := range t.Replicas {
+			obs.previous[rs.Name] = rs
+		}
+	}
+
+	if errs := r.kind.Validate(obj, nil); len(errs) > 0 && !Finished(job.Status) {
+		o := Outcome{Done: true, Reason: ReasonInvalid, Message: "The job is invalid: " + errs.ToAggregate().Error()}
+		r.finished(obj, job, o, now)
+	}
+	if Finished(job.Status) {
+		return ctrl.Result{}, r.afterFinish(ctx, original, job, obs, pods)
+	}
+
+	if job.Status.StartTime == nil {
+		job.Status.StartTime = &now
+	}
+	var result ctrl.Result
+	if d := job.ActiveDeadlineSeconds; d != nil {
+		left := job.Status.StartTime.Add(time.Duration(*d) * time.Second).Sub(now.Time)
+		if left <= 0 {
+			r.finished(obj, job, Outcome{Done: true, Reason: ReasonDeadline,
+				Message: fmt.Sprintf("The job was active longer than its deadline of %d seconds.", *d)}, now)
+			return ctrl.Result{}, r.afterFinish(ctx, original, job, obs, pods)
+		}
+		result.RequeueAfter = left
+	}
+
+	if job.RunMode != nil && job.RunMode.Pause != nil && job.RunMode.Pause.Enabled {
+		return result, r.pause(ctx, original, job, obs, pods, now)
+	}
+	if isTrue(job.Status, batchv1beta1.JobPausedCond) {
+		setCondition(job.Status, batchv1beta1.JobPausedCond, corev1.ConditionFalse, reasonResumed, msgResumed, now)
+		job.Status.Phase = batchv1beta1.JobResuming
+		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "Resuming the job")
+	}
+
+	b := newBudget(job)
+	states := plan(job, obs, b, false)
+	if o := r.kind.Outcome(job, states); o.Done {
+		r.finished(obj, job, o, now)
+		return ctrl.Result{}, r.afterFinish(ctx, original, job, obs, pods)
+	}
+	progress(job.Status, job, states, now)
+	restarting := map[string]bool{}
+	for _, rs := range states.All() {
+		if rs.restart && rs.Pod != nil {
+			restarting[rs.Name] = true
+		}
+	}
+	surplus := surplusPods(job, pods)
+	for _, p := range surplus {
+		restarting[p.Name] = true
+	}
+	job.Status.Tasks = buildTasks(job, states, b, restarting, obs.previous)
+	job.Status.Aggregate = aggregate(job.Status.Tasks)
+	if job.BackoffCount != nil {
+		*job.BackoffCount = b.total
+	}
+	if d, ok := r.kind.(Dependents); ok {
+		if err := d.ReconcileDependents(ctx, r.env(), job); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if s, ok := r.kind.(StatusReporter); ok {
+		s.ReportStatus(job, pods)
+	}
+	if err := r.writeStatus(ctx, original, obj); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	// The status records the restarts; now carry them out.
+	if err := r.ensureChildren(ctx, job, services); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, rs := range states.All() {
+		if rs.restart {
+			r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRestarting, "RecreatePod",
+				"Recreating replica %s, which %s", rs.Name, rs.Detail)
+			if rs.Pod != nil {
+				if err := r.deletePod(ctx, rs.Pod); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
+		}
+	}
+	for _, p := range surplus {
+		if err := r.deletePod(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.createPods(ctx, obj, job, states); err != nil {
+		return ctrl.Result{}, err
+	}
+	return result, nil
+}
+
+// children lists the pods and Services job controls, from the cache.
+func (r *Reconciler) children(ctx context.Context, obj client.Object) ([]*corev1.Pod, []*corev1.Service, error) {
+	var pl corev1.PodList
+	if err := r.cache.List(ctx, &pl, client.InNamespace(obj.GetNamespace()), client.MatchingFields{ownerIndex: string(obj.GetUID())}); err != nil {
+		return nil, nil, fmt.Errorf("listing pods: %w", err)
+	}
+	var sl corev1.ServiceList
+	if err := r.cache.List(ctx, &sl, client.InNamespace(obj.GetNamespace()), client.MatchingFields{ownerIndex: string(obj.GetUID())}); err != nil {
+		return nil, nil, fmt.Errorf("listing Services: %w", err)
+	}
+	pods := make([]*corev1.Pod, 0, len(pl.Items))
+	for i := range pl.Items {
+		pods = append(pods, &pl.Items[i])
+	}
+	services := make([]*corev1.Service, 0, len(sl.Items))
+	for i := range sl.Items {
+		services = append(services, &sl.Items[i])
+	}
+	return pods, services, nil
+}
+
+// surplusPods returns the job's pods that no replica wants: ranks beyond a
+// type's count (after scaling down) or types no longer in the spec.
+func surplusPods(job *Job, pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		rep := job.Replica(p.Labels[ReplicaTypeLabel])
+		rank, err := strconv.Atoi(p.Labels[ReplicaIndexLabel])
+		if rep == nil || err != nil || int32(rank) >= rep.Replicas || p.Name != PodName(job.Object.GetName(), rep.Type, int32(rank)) {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// finished records outcome o in the job's status, with an event.
+func (r *Reconciler) finished(obj client.Object, job *Job, o Outcome, now metav1.Time) {
+	finish(job.Status, o, now)
+	if o.Succeeded {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventSucceeded, "Finish", "%s", o.Message)
+	} else {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventFailed, "Finish", "%s", o.Message)
+	}
+}
+
+// afterFinish keeps the status of a finished job and deletes the pods its
+// clean-up policy names. A job that ran past its deadline loses its
+// unfinished pods whatever the policy.
+func (r *Reconciler) afterFinish(ctx context.Context, original client.Object, job *Job, obs observed, pods []*corev1.Pod) error {
+	b := newBudget(job)
+	states := plan(job, obs, b, true)
+	policy := job.CleanUpPolicy
+	if c := Condition(job.Status, batchv1beta1.JobFailedCond); c != nil && c.Reason == ReasonDeadline && policy != batchv1beta1.CleanUpPolicyAll {
+		policy = batchv1beta1.CleanUpPolicyUnfinished
+	}
+	var doomed []*corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		switch policy {
+		case batchv1beta1.CleanUpPolicyAll:
+			doomed = append(doomed, p)
+		case batchv1beta1.CleanUpPolicyUnfinished:
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				doomed = append(doomed, p)
+			}
+		}
+	}
+	deleting := map[string]bool{}
+	for _, p := range doomed {
+		deleting[p.Name] = true
+	}
+	job.Status.Tasks = buildTasks(job, states, b, deleting, obs.previous)
+	job.Status.Aggregate = aggregate(job.Status.Tasks)
+	if job.BackoffCount != nil {
+		*job.BackoffCount = b.total
+	}
+	if d, ok := r.kind.(Dependents); ok {
+		if err := d.ReconcileDependents(ctx, r.env(), job); err != nil {
+			return err
+		}
+	}
+	if s, ok := r.kind.(StatusReporter); ok {
+		s.ReportStatus(job, pods)
+	}
+	if err := r.writeStatus(ctx, original, job.Object); err != nil {
+		return err
+	}
+	for _, p := range doomed {
+		if err := r.deletePod(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pause deletes the job's pods; the job is Paused once none is left.
+func (r *Reconciler) pause(ctx context.Context, original client.Object, job *Job, obs observed, pods []*corev1.Pod, now metav1.Time) error {
+	var doomed []*corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil && !r.deleted.has(p.UID) {
+			doomed = append(doomed, p)
+		}
+	}
+	deleting := map[string]bool{}
+	for _, p := range pods {
+		deleting[p.Name] = true
+	}
+	b := newBudget(job)
+	states := plan(job, obs, b, true)
+	job.Status.Tasks = buildTasks(job, states, b, deleting, obs.previous)
+	job.Status.Aggregate = aggregate(job.Status.Tasks)
+	if !isTrue(job.Status, batchv1beta1.JobPausedCond) {
+		// Every pod is deleted or being deleted once this reconcile is done.
+		setCondition(job.Status, batchv1beta1.JobPausedCond, corev1.ConditionTrue, reasonPaused, msgPaused, now)
+		setCondition(job.Status, batchv1beta1.JobRunningCond, corev1.ConditionFalse, reasonPaused, msgPaused, now)
+		job.Status.Phase = batchv1beta1.JobPaused
+		r.recorder.Eventf(job.Object, nil, corev1.EventTypeNormal, EventPaused, "Pause", "Pausing the job: deleting %d pods", len(doomed))
+	}
+	if err := r.writeStatus(ctx, original, job.Object); err != nil {
+		return err
+	}
+	for _, p := range doomed {
+		if err := r.deletePod(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errStale means the job changed since it was read: the reconcile is retried
+// on the newer version.
+var errStale = errors.New("the job changed since it was read")
+
+// writeStatus writes obj's status if it differs from original's. The write
+// carries the version read, so that a decision taken on a stale job is
+// retried (errStale) rather than recorded.
+func (r *Reconciler) writeStatus(ctx context.Context, original, obj client.Object) error {
+	if equality.Semantic.DeepEqual(original, obj) {
+		return nil
+	}
+	if err := r.client.Status().Update(ctx, obj); apierrors.IsConflict(err) {
+		return errStale
+	} else if err != nil {
+		return fmt.Errorf("updating the status of %s: %w", klog.KObj(obj), err)
+	}
+	return nil
+}
+
+// deletePod deletes pod, if it is still the one seen, and remembers it.
+// Pods that have ended are deleted at once: nothing runs in them.
+func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	opts := []client.DeleteOption{client.Preconditions{UID: &pod.UID}}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		opts = append(opts, client.GracePeriodSeconds(0))
+	}
+	r.deleted.add(pod.UID)
+	err := r.client.Delete(ctx, pod, opts...)
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return fmt.Errorf("deleting pod %s: %w", klog.KObj(pod), err)
+}
+
+// ensureChildren creates what must exist before the pods: the PodGroup, the
+// rank table, the Services; and deletes Services no replica wants.
+func (r *Reconciler) ensureChildren(ctx context.Context, job *Job, services []*corev1.Service) error {
+	if s := job.Scheduler; s != nil && s.T9kScheduler != nil {
+		if err := r.ensurePodGroup(ctx, job); err != nil {
+			return err
+		}
+	}
+	if usesAscend(job) {
+		if err := r.ensureRankTable(ctx, job); err != nil {
+			return err
+		}
+	}
+	have := map[string]*corev1.Service{}
+	for _, s := range services {
+		have[s.Name] = s
+	}
+	var want []*corev1.Service
+	wanted := map[string]bool{}
+	for i := range job.Replicas {
+		rep := &job.Replicas[i]
+		if !rep.Service {
+			continue
+		}
+		for rank := int32(0); rank < rep.Replicas; rank++ {
+			name := PodName(job.Object.GetName(), rep.Type, rank)
+			wanted[name] = true
+			if have[name] != nil {
+				continue
+			}
+			svc, err := r.newService(job, rep, rank)
+			if err != nil {
+				return err
+			}
+			want = append(want, svc)
+		}
+	}
+	errs := parallel(len(want), func(i int) error {
+		if err := r.client.Create(ctx, want[i]); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating Service %s: %w", want[i].Name, err)
+		}
+		return nil
+	})
+	for _, s := range services {
+		if !wanted[s.Name] && s.DeletionTimestamp == nil {
+			if err := r.client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				errs = append(errs, fmt.Errorf("deleting Service %s: %w", s.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// createPods creates the pods of the replicas that have none. A pod the API
+// server refuses as invalid fails the job; other errors are retried.
+func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job, states *States) error {
+	type todo struct {
+		rep  *Replica
+		rank int32
+	}
+	var list []todo
+	for _, rs := range states.All() {
+		if rs.Pod == nil && (rs.State == Missing || rs.State == Restarting) {
+			list = append(list, todo{job.Replica(rs.Type), rs.Rank})
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	notes := map[string]bool{}
+	var invalid []string
+	errs := parallel(len(list), func(i int) error {
+		pod, n, err := newPod(r.kind, job, list[i].rep, list[i].rank, r.scheme)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		for _, s := range n {
+			notes[s] = true
+		}
+		mu.Unlock()
+		err = r.client.Create(ctx, pod)
+		switch {
+		case err == nil:
+			r.recorder.Eventf(obj, pod, corev1.EventTypeNormal, EventCreated, "CreatePod", "Created pod %s", pod.Name)
+			return nil
+		case apierrors.IsAlreadyExists(err):
+			// Ours, not yet in the cache, or someone else's.
+			existing := &corev1.Pod{}
+			if gerr := r.client.Get(ctx, client.ObjectKeyFromObject(pod), existing); gerr == nil && !ownedBy(existing, obj) {
+				r.recorder.Eventf(obj, existing, corev1.EventTypeWarning, EventPodNameTaken, "CreatePod",
+					"Pod %s belongs to another object; waiting for it to go", pod.Name)
+			}
+			return nil
+		case apierrors.IsInvalid(err):
+			mu.Lock()
+			invalid = append(invalid, fmt.Sprintf("pod %s: %v", pod.Name, err))
+			mu.Unlock()
+			return nil
+		}
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventCreationFailed, "CreatePod", "Creating pod %s: %v", pod.Name, err)
+		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
+	})
+	if len(notes) > 0 {
+		list := make([]string, 0, len(notes))
+		for n := range notes {
+			list = append(list, n)
+		}
+		sort.Strings(list)
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventUnknownVariable, "CreatePod", "%s", strings.Join(list, "; "))
+	}
+	if len(invalid) > 0 {
+		sort.Strings(invalid)
+		if err := r.failInvalidPods(ctx, obj, invalid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// failInvalidPods fails a job whose pods the API server refuses: retrying
+// cannot help.
+func (r *Reconciler) failInvalidPods(ctx context.Context, obj client.Object, invalid []string) error {
+	latest := r.kind.NewObject()
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
+		return err
+	}
+	original := latest.DeepCopyObject().(client.Object)
+	job := r.kind.View(latest)
+	r.finished(latest, job, Outcome{Done: true, Reason: ReasonCreationFailed,
+		Message: "The job's pods cannot be created: " + strings.Join(invalid, "; ")}, metav1.Now().Rfc3339Copy())
+	return r.writeStatus(ctx, original, latest)
+}
+
+// parallel runs fn for 0..n-1, createParallelism at a time, and returns the
+// errors.
+func parallel(n int, fn func(int) error) []error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, createParallelism)
+	)
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(i); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	return errs
+}

@@ -1,0 +1,263 @@
+package jobs
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+)
+
+// Replica phases besides the pod phases.
+const (
+	// PhaseCreating is a pod created but not yet placed on a node.
+	PhaseCreating = "Creating"
+	// PhaseDeleted is a replica whose pod the engine deleted.
+	PhaseDeleted = "Deleted"
+)
+
+// Condition reasons and messages, as the T9k manual shows them.
+const (
+	reasonNone           = "-"
+	reasonSucceeded      = "Succeeded"
+	reasonFailed         = "Failed"
+	reasonPaused         = "Paused"
+	reasonPausing        = "Pausing"
+	reasonResumed        = "Resumed"
+	reasonReplicaFailed  = "ReplicaFailed"
+	reasonNotAllRunning  = "PodsNotRunning"
+	msgInitialized       = "The job has been initialized successfully."
+	msgAllRunning        = "All pods are running normally."
+	msgSucceeded         = "The job has finished successfully."
+	msgPaused            = "The job is paused: its pods are deleted."
+	msgPausing           = "The job is pausing: its pods are being deleted."
+	msgResumed           = "The job has resumed."
+	ReasonDeadline       = "DeadlineExceeded"
+	ReasonBackoffLimit   = "BackoffLimitExceeded"
+	ReasonInvalid        = "InvalidSpec"
+	ReasonCreationFailed = "CreationFailed"
+)
+
+// replicaPhase returns the phase of a replica's pod as the status shows it.
+func replicaPhase(pod *corev1.Pod) string {
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return PhaseDeleted
+	case pod.Status.Phase == corev1.PodPending && pod.Spec.NodeName == "":
+		return PhaseCreating
+	case pod.Status.Phase == "":
+		return PhaseCreating
+	}
+	return string(pod.Status.Phase)
+}
+
+// containerStatuses returns the state of each container of pod.
+func containerStatuses(pod *corev1.Pod) []batchv1beta1.ContainerStatus {
+	var out []batchv1beta1.ContainerStatus
+	for _, s := range pod.Status.ContainerStatuses {
+		c := batchv1beta1.ContainerStatus{Name: s.Name}
+		switch {
+		case s.State.Terminated != nil:
+			c.State, c.ExitCode = "Terminated", s.State.Terminated.ExitCode
+		case s.State.Running != nil:
+			c.State = "Running"
+		case s.State.Waiting != nil:
+			c.State = "Waiting"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// buildTasks returns the tasks status: per replica type, the recreations
+// counted so far and an entry per replica whose pod exists or existed.
+// deleting names the pods the engine is about to delete.
+func buildTasks(job *Job, states *States, b *budget, deleting map[string]bool, previous map[string]batchv1beta1.ReplicaStatus) []batchv1beta1.Tasks {
+	tasks := make([]batchv1beta1.Tasks, 0, len(job.Replicas))
+	byType := map[string]int{}
+	for _, r := range job.Replicas {
+		byType[r.Type] = len(tasks)
+		tasks = append(tasks, batchv1beta1.Tasks{Type: r.Type, RestartCount: b.perType[r.Type]})
+	}
+	for _, rs := range states.All() {
+		var e batchv1beta1.ReplicaStatus
+		switch {
+		case rs.Pod != nil:
+			e = batchv1beta1.ReplicaStatus{Name: rs.Name, UID: rs.Pod.UID, Phase: replicaPhase(rs.Pod), Containers: containerStatuses(rs.Pod)}
+			if deleting[rs.Name] {
+				e.Phase = PhaseDeleted
+			}
+		case rs.restart:
+			// Lost: recorded as deleted so that it is counted once.
+			p := previous[rs.Name]
+			e = batchv1beta1.ReplicaStatus{Name: rs.Name, UID: p.UID, Phase: PhaseDeleted, Containers: p.Containers}
+		default:
+			p, ok := previous[rs.Name]
+			if !ok {
+				continue // never created
+			}
+			e = p
+			e.Phase = PhaseDeleted
+		}
+		i := byType[rs.Type]
+		tasks[i].Replicas = append(tasks[i].Replicas, e)
+	}
+	return tasks
+}
+
+// aggregate counts the replica entries of tasks by phase.
+func aggregate(tasks []batchv1beta1.Tasks) batchv1beta1.Aggregate {
+	var a batchv1beta1.Aggregate
+	for _, t := range tasks {
+		for _, r := range t.Replicas {
+			switch r.Phase {
+			case PhaseCreating:
+				a.Creating++
+			case string(corev1.PodPending):
+				a.Pending++
+			case string(corev1.PodRunning):
+				a.Running++
+			case string(corev1.PodSucceeded):
+				a.Succeeded++
+			case string(corev1.PodFailed):
+				a.Failed++
+			case PhaseDeleted:
+				a.Deleted++
+			default:
+				a.Unknown++
+			}
+		}
+	}
+	return a
+}
+
+// setCondition sets condition typ of s, keeping its transition time when its
+// status does not change.
+func setCondition(s *batchv1beta1.JobStatus, typ batchv1beta1.JobConditionType, status corev1.ConditionStatus, reason, message string, now metav1.Time) {
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		if c.Type != typ {
+			continue
+		}
+		if c.Status != status {
+			c.LastTransitionTime = now
+		}
+		c.Status, c.Reason, c.Message = status, reason, message
+		return
+	}
+	s.Conditions = append(s.Conditions, batchv1beta1.JobCondition{
+		Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: now,
+	})
+}
+
+// Condition returns condition typ of s, or nil.
+func Condition(s *batchv1beta1.JobStatus, typ batchv1beta1.JobConditionType) *batchv1beta1.JobCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == typ {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// isTrue reports whether condition typ of s is True.
+func isTrue(s *batchv1beta1.JobStatus, typ batchv1beta1.JobConditionType) bool {
+	c := Condition(s, typ)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// Finished reports whether the job has succeeded or failed.
+func Finished(s *batchv1beta1.JobStatus) bool {
+	return isTrue(s, batchv1beta1.JobCompleted) || isTrue(s, batchv1beta1.JobFailedCond)
+}
+
+// finish records outcome o in s: Completed, Failed and Running conditions,
+// phase and completion time.
+func finish(s *batchv1beta1.JobStatus, o Outcome, now metav1.Time) {
+	yes, no := corev1.ConditionTrue, corev1.ConditionFalse
+	if o.Succeeded {
+		setCondition(s, batchv1beta1.JobRunningCond, no, o.Reason, o.Message, now)
+		setCondition(s, batchv1beta1.JobFailedCond, no, o.Reason, o.Message, now)
+		setCondition(s, batchv1beta1.JobCompleted, yes, o.Reason, o.Message, now)
+		s.Phase = batchv1beta1.JobSucceeded
+	} else {
+		setCondition(s, batchv1beta1.JobRunningCond, no, o.Reason, o.Message, now)
+		setCondition(s, batchv1beta1.JobCompleted, no, o.Reason, o.Message, now)
+		setCondition(s, batchv1beta1.JobFailedCond, yes, o.Reason, o.Message, now)
+		s.Phase = batchv1beta1.JobFailed
+	}
+	if s.CompletionTime == nil {
+		s.CompletionTime = &now
+	}
+}
+
+// Succeed is the outcome of a job that finished successfully.
+func Succeed() Outcome {
+	return Outcome{Done: true, Succeeded: true, Reason: reasonSucceeded, Message: msgSucceeded}
+}
+
+// Fail is the outcome of a job that failed, with the reason Failed.
+func Fail(message string) Outcome {
+	return Outcome{Done: true, Reason: reasonFailed, Message: message}
+}
+
+// progress sets the conditions and phase of a job that runs (neither
+// finished nor paused) from its replicas' states.
+func progress(s *batchv1beta1.JobStatus, job *Job, states *States, now metav1.Time) {
+	all := states.All()
+	created, running, started := 0, 0, 0
+	var failure *ReplicaState
+	for _, rs := range all {
+		if rs.Pod != nil || rs.State == Succeeded || rs.State == Failed || rs.State == Restarting {
+			created++
+		}
+		switch {
+		case rs.State == Succeeded:
+			started++
+		case rs.State == Active && rs.Pod.Status.Phase == corev1.PodRunning:
+			running++
+			started++
+		}
+		if failure == nil && (rs.restart || rs.State == Failed || (rs.State == Restarting && rs.Pod != nil && rs.Pod.DeletionTimestamp == nil)) {
+			failure = rs
+		}
+	}
+	if created == len(all) {
+		setCondition(s, batchv1beta1.JobInitialized, corev1.ConditionTrue, reasonNone, msgInitialized, now)
+	}
+	if !isTrue(s, batchv1beta1.JobInitialized) {
+		if s.Phase == "" {
+			s.Phase = batchv1beta1.JobPending
+		}
+		return
+	}
+	if started == len(all) && running > 0 {
+		setCondition(s, batchv1beta1.JobRunningCond, corev1.ConditionTrue, reasonNone, msgAllRunning, now)
+	} else {
+		setCondition(s, batchv1beta1.JobRunningCond, corev1.ConditionFalse, reasonNotAllRunning,
+			fmtCount(running, len(all))+" pods are running.", now)
+	}
+	if failure != nil {
+		setCondition(s, batchv1beta1.JobReplicaFailure, corev1.ConditionTrue, reasonReplicaFailed,
+			"Replica "+failure.Name+" "+failure.Detail+".", now)
+	} else {
+		setCondition(s, batchv1beta1.JobReplicaFailure, corev1.ConditionFalse, reasonNone, msgAllRunning, now)
+	}
+	gang := int(job.MinMember)
+	if gang == 0 || gang > len(all) {
+		gang = len(all)
+	}
+	switch s.Phase {
+	case "", batchv1beta1.JobPending, batchv1beta1.JobResuming, batchv1beta1.JobPaused:
+		if started >= gang && started > 0 {
+			s.Phase = batchv1beta1.JobRunning
+		} else if s.Phase == "" || s.Phase == batchv1beta1.JobPaused {
+			s.Phase = batchv1beta1.JobPending
+		}
+	}
+}
+
+func fmtCount(n, of int) string {
+	return strconv.Itoa(n) + " of " + strconv.Itoa(of)
+}

@@ -1,0 +1,78 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+)
+
+// Dependent status words.
+const (
+	actionNOP         = "NOP"
+	actionCreate      = "Create"
+	actionUpdate      = "Update"
+	reasonDepReady    = "DependentReady"
+	reasonDepNotReady = "DependentNotReady"
+	reasonDepConflict = "DependentConflict"
+	typeNormal        = "Normal"
+	typeWarning       = "Warning"
+)
+
+// +kubebuilder:rbac:groups=tensorstack.dev,resources=tensorboards,verbs=get;list;watch;create;update
+
+// EnsureTensorBoard makes the TensorBoard named after job follow spec,
+// creating it if needed, and returns its state for the job's status. The
+// TensorBoard carries the job's labels (component names the kind) and is
+// owned by the job.
+func EnsureTensorBoard(ctx context.Context, env *Env, job *Job, component string, spec *tensorstackv1beta1.TensorBoardSpec) (*batchv1beta1.DependentStatus, error) {
+	obj := job.Object
+	ref := &batchv1beta1.DependentReference{
+		APIVersion: tensorstackv1beta1.GroupVersion.String(), Kind: "TensorBoard",
+		Name: obj.GetName(), Namespace: obj.GetNamespace(),
+	}
+	st := &batchv1beta1.DependentStatus{Action: actionNOP, Dependent: ref, Type: typeNormal}
+	tb := &tensorstackv1beta1.TensorBoard{}
+	err := env.Cache.Get(ctx, client.ObjectKeyFromObject(obj), tb)
+	switch {
+	case apierrors.IsNotFound(err):
+		tb = &tensorstackv1beta1.TensorBoard{
+			ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), Labels: Labels(component, obj.GetName())},
+			Spec:       *spec.DeepCopy(),
+		}
+		if err := setOwner(obj, tb, env.Scheme); err != nil {
+			return nil, err
+		}
+		if err := env.Client.Create(ctx, tb); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating TensorBoard %s: %w", tb.Name, err)
+		}
+		st.Action = actionCreate
+	case err != nil:
+		return nil, fmt.Errorf("getting TensorBoard %s: %w", obj.GetName(), err)
+	case !ownedBy(tb, obj):
+		st.Type, st.Reason = typeWarning, reasonDepConflict
+		st.Note = fmt.Sprintf("TensorBoard [%s] belongs to another object", tb.Name)
+		return st, nil
+	case !equality.Semantic.DeepEqual(tb.Spec, *spec):
+		tb = tb.DeepCopy()
+		tb.Spec = *spec.DeepCopy()
+		if err := env.Client.Update(ctx, tb); err != nil {
+			return nil, fmt.Errorf("updating TensorBoard %s: %w", tb.Name, err)
+		}
+		st.Action = actionUpdate
+	}
+	ref.UID = tb.UID
+	st.Ready = tb.Status.Phase == tensorstackv1beta1.TensorBoardRunning
+	if st.Ready {
+		st.Reason, st.Note = reasonDepReady, fmt.Sprintf("TensorBoard [%s] is ready", tb.Name)
+	} else {
+		st.Reason, st.Note = reasonDepNotReady, fmt.Sprintf("TensorBoard [%s] is not ready", tb.Name)
+	}
+	return st, nil
+}
