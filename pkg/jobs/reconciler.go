@@ -153,7 +153,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, p := range surplus {
 		restarting[p.Name] = true
 	}
-	job.Status.Tasks = buildTasks(job, states, b, restarting, obs.previous)
+	job.Status.Tasks = buildTasks(job, states, b, restarting, obs)
 	job.Status.Aggregate = aggregate(job.Status.Tasks)
 	if job.BackoffCount != nil {
 		*job.BackoffCount = b.total
@@ -273,7 +273,7 @@ func (r *Reconciler) afterFinish(ctx context.Context, original client.Object, jo
 	for _, p := range doomed {
 		deleting[p.Name] = true
 	}
-	job.Status.Tasks = buildTasks(job, states, b, deleting, obs.previous)
+	job.Status.Tasks = buildTasks(job, states, b, deleting, obs)
 	job.Status.Aggregate = aggregate(job.Status.Tasks)
 	if job.BackoffCount != nil {
 		*job.BackoffCount = b.total
@@ -311,7 +311,7 @@ func (r *Reconciler) pause(ctx context.Context, original client.Object, job *Job
 	}
 	b := newBudget(job)
 	states := plan(job, obs, b, true)
-	job.Status.Tasks = buildTasks(job, states, b, deleting, obs.previous)
+	job.Status.Tasks = buildTasks(job, states, b, deleting, obs)
 	job.Status.Aggregate = aggregate(job.Status.Tasks)
 	if !isTrue(job.Status, batchv1beta1.JobPausedCond) {
 		// Every pod is deleted or being deleted once this reconcile is done.

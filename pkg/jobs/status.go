@@ -39,11 +39,10 @@ const (
 	ReasonCreationFailed = "CreationFailed"
 )
 
-// replicaPhase returns the phase of a replica's pod as the status shows it.
+// replicaPhase returns the phase of a replica's pod as the status shows it:
+// its pod phase, or Creating until it is placed on a node.
 func replicaPhase(pod *corev1.Pod) string {
 	switch {
-	case pod.DeletionTimestamp != nil:
-		return PhaseDeleted
 	case pod.Status.Phase == corev1.PodPending && pod.Spec.NodeName == "":
 		return PhaseCreating
 	case pod.Status.Phase == "":
@@ -71,9 +70,12 @@ func containerStatuses(pod *corev1.Pod) []batchv1beta1.ContainerStatus {
 }
 
 // buildTasks returns the tasks status: per replica type, the recreations
-// counted so far and an entry per replica whose pod exists or existed.
-// deleting names the pods the engine is about to delete.
-func buildTasks(job *Job, states *States, b *budget, deleting map[string]bool, previous map[string]batchv1beta1.ReplicaStatus) []batchv1beta1.Tasks {
+// counted so far and an entry per replica whose pod exists or existed. A pod
+// the engine deletes or deleted is Deleted: deleting names those it is about
+// to delete, deleted those it did. Deleted also marks the entries of lost
+// pods once counted, so that a loss is counted once.
+func buildTasks(job *Job, states *States, b *budget, deleting map[string]bool, obs observed) []batchv1beta1.Tasks {
+	previous := obs.previous
 	tasks := make([]batchv1beta1.Tasks, 0, len(job.Replicas))
 	byType := map[string]int{}
 	for _, r := range job.Replicas {
@@ -85,7 +87,7 @@ func buildTasks(job *Job, states *States, b *budget, deleting map[string]bool, p
 		switch {
 		case rs.Pod != nil:
 			e = batchv1beta1.ReplicaStatus{Name: rs.Name, UID: rs.Pod.UID, Phase: replicaPhase(rs.Pod), Containers: containerStatuses(rs.Pod)}
-			if deleting[rs.Name] {
+			if p, ok := previous[rs.Name]; deleting[rs.Name] || obs.deleted(rs.Pod.UID) || (ok && p.UID == rs.Pod.UID && p.Phase == PhaseDeleted) {
 				e.Phase = PhaseDeleted
 			}
 		case rs.restart:

@@ -1,0 +1,42 @@
+package jobs
+
+import (
+	"testing"
+)
+
+// TestJobs runs every case against one control plane, in parallel.
+func TestJobs(t *testing.T) {
+	e := startEnv(t)
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, *env)
+	}{
+		{"pytorch/lifecycle", testPyTorchLifecycle},
+		{"restart/exitcode", testExitCodeTable},
+		{"restart/backofflimit", testBackoffLimitShared},
+		{"restart/policies", testPolicies},
+		{"restart/genericlimit", testGenericRestartLimit},
+		{"restart/disruptions", testDisruptions},
+		{"restart/nodegone", testNodeGone},
+		{"deadline", testDeadline},
+		{"runmode/debug", testDebugMode},
+		{"runmode/pauseresume", testPauseResume},
+		{"runmode/pausedfromstart", testPausedFromStart},
+		{"cleanup/generic", testCleanUpPolicies},
+		{"cleanup/training", testTrainingCleanUp},
+		{"genericjob/substitution", testSubstitution},
+		{"genericjob/finishrules", testFinishRules},
+		{"pytorch/elastic", testElastic},
+		{"scheduler/podgroup", testPodGroup},
+		{"ascend", testAscend},
+		{"validation/refused", testRefused},
+		{"validation/pastwebhook", testInvalidPastWebhook},
+		{"tensorflow", testTensorFlow},
+		{"xgboost", testXGBoost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, e)
+		})
+	}
+}
