@@ -33,6 +33,7 @@ func TestJobs(t *testing.T) {
 		{"validation/pastwebhook", testInvalidPastWebhook},
 		{"tensorflow", testTensorFlow},
 		{"xgboost", testXGBoost},
+		{"seed", testSeedManifests},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
