@@ -179,3 +179,14 @@ func terminalState(t Termination) State {
 	}
 	return Failed
 }
+
+// StatesOf returns the states of job's replicas given its pods, as the
+// engine sees a job with no history: nothing counted, nothing deleted, no
+// recreation. It lets a kind's Outcome be worked out outside a reconcile.
+func StatesOf(job *Job, pods []*corev1.Pod) *States {
+	obs := observed{pods: map[string]*corev1.Pod{}, previous: map[string]batchv1beta1.ReplicaStatus{}, deleted: func(types.UID) bool { return false }}
+	for _, p := range pods {
+		obs.pods[p.Name] = p
+	}
+	return plan(job, obs, &budget{job: job, perType: map[string]int32{}}, true)
+}
