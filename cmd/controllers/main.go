@@ -29,9 +29,9 @@ func main() {
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the election Lease; empty means the pod's namespace.")
-	fs.IntVar(&opts.WebhookPort, "webhook-port", 9443, "Port of the webhook server (CRD conversion).")
+	fs.IntVar(&opts.WebhookPort, "webhook-port", 9443, "Port of the webhook server (CRD conversion, job validation).")
 	fs.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"), "Directory with the webhook's tls.crt and tls.key.")
-	fs.BoolVar(&opts.WebhookSelfSigned, "webhook-self-signed", true, "Issue the webhook certificate at start and inject its CA into the CRDs; false expects certificates in --webhook-cert-dir.")
+	fs.BoolVar(&opts.WebhookSelfSigned, "webhook-self-signed", true, "Issue the webhook certificate at start and inject its CA into the CRDs and webhook configurations; false expects certificates in --webhook-cert-dir.")
 	fs.StringVar(&opts.WebhookServiceDNS, "webhook-service", "controllers-webhook.accelstack-system.svc", "DNS name of the webhook Service, for the self-signed certificate.")
 	fs.StringVar(&opts.S3DriverName, "s3-csi-driver", csi.DefaultDriverName, "CSI driver name of StorageShim S3 volumes.")
 	fs.Func("cephfs-csi-drivers", "Comma-separated CSI drivers CephFS StorageShims may use (default "+shim.DefaultCephFSDriver+").", func(v string) error {

@@ -108,11 +108,12 @@ func newPod(kind Kind, job *Job, r *Replica, rank int32, scheme *runtime.Scheme)
 				pod.Spec.InitContainers = nil
 			}
 			if c := MainContainer(&pod.Spec, r.MainContainer); c != nil {
+				// Copies: the kind rewrites them in place.
 				if rs.Command != nil {
-					c.Command = rs.Command
+					c.Command = append([]string(nil), rs.Command...)
 				}
 				if rs.Args != nil {
-					c.Args = rs.Args
+					c.Args = append([]string(nil), rs.Args...)
 				}
 			}
 		}

@@ -95,6 +95,10 @@ func TestNewPodRunModes(t *testing.T) {
 	if c := pod.Spec.Containers[0]; !cmp.Equal(c.Command, []string{"launch", "python", "train.py"}) || !cmp.Equal(c.Args, []string{"--resume"}) || len(pod.Spec.InitContainers) != 0 {
 		t.Errorf("resumed worker: command %q args %q init %d", c.Command, c.Args, len(pod.Spec.InitContainers))
 	}
+	pod.Spec.Containers[0].Args[0] = "--changed"
+	if a := job.RunMode.Pause.ResumeSpecs[0].Args; a[0] != "--resume" {
+		t.Errorf("the pod shares its args with resumeSpecs: %q", a)
+	}
 	pod, _, _ = newPod(fakeKind{}, job, &job.Replicas[0], 0, scheme)
 	if c := pod.Spec.Containers[0]; !cmp.Equal(c.Args, []string{"--epochs=3"}) || len(pod.Spec.InitContainers) != 1 {
 		t.Errorf("resumed master, not in resumeSpecs: args %q init %d", c.Args, len(pod.Spec.InitContainers))

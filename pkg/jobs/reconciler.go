@@ -245,14 +245,19 @@ func (r *Reconciler) finished(obj client.Object, job *Job, o Outcome, now metav1
 	}
 }
 
+// stoppedReasons are the failures the engine imposes rather than the job's
+// own end: the job's unfinished pods are deleted whatever its clean-up
+// policy, since nothing will tend them any more.
+var stoppedReasons = map[string]bool{ReasonDeadline: true, ReasonInvalid: true, ReasonCreationFailed: true}
+
 // afterFinish keeps the status of a finished job and deletes the pods its
-// clean-up policy names. A job that ran past its deadline loses its
-// unfinished pods whatever the policy.
+// clean-up policy names. A job stopped by the engine (stoppedReasons) loses
+// its unfinished pods whatever the policy.
 func (r *Reconciler) afterFinish(ctx context.Context, original client.Object, job *Job, obs observed, pods []*corev1.Pod) error {
 	b := newBudget(job)
 	states := plan(job, obs, b, true)
 	policy := job.CleanUpPolicy
-	if c := Condition(job.Status, batchv1beta1.JobFailedCond); c != nil && c.Reason == ReasonDeadline && policy != batchv1beta1.CleanUpPolicyAll {
+	if c := Condition(job.Status, batchv1beta1.JobFailedCond); c != nil && c.Status == corev1.ConditionTrue && stoppedReasons[c.Reason] && policy != batchv1beta1.CleanUpPolicyAll {
 		policy = batchv1beta1.CleanUpPolicyUnfinished
 	}
 	var doomed []*corev1.Pod

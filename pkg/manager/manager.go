@@ -41,12 +41,14 @@ type Options struct {
 	// LeaderElectionNamespace holds the election lease; empty means the pod's namespace.
 	LeaderElectionNamespace string
 	// WebhookHost, WebhookPort and WebhookCertDir configure the webhook
-	// server (CRD conversion); the directory holds tls.crt and tls.key.
+	// server (CRD conversion, job validation); the directory holds tls.crt
+	// and tls.key.
 	WebhookHost    string
 	WebhookPort    int
 	WebhookCertDir string
 	// WebhookSelfSigned makes the manager issue its own webhook certificate
-	// for WebhookServiceDNS at start and inject its CA into the CRDs.
+	// for WebhookServiceDNS at start and inject its CA into the CRDs and the
+	// jobs' ValidatingWebhookConfiguration.
 	WebhookSelfSigned bool
 	// WebhookServiceDNS is the DNS name of the webhook Service.
 	WebhookServiceDNS string

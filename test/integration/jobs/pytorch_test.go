@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -98,6 +99,12 @@ func testPyTorchLifecycle(t *testing.T, e *env) {
 	}
 	if c := condition(t, &job.Status.JobStatus, batchv1beta1.JobInitialized); c.Status != corev1.ConditionTrue || c.Message != "The job has been initialized successfully." {
 		t.Errorf("Initialized condition %+v", c)
+	}
+	// Nothing changes, so nothing is written.
+	rv := job.ResourceVersion
+	time.Sleep(2 * time.Second)
+	if e.get(ctx, t, job); job.ResourceVersion != rv {
+		t.Errorf("a running job was written again (version %s, then %s): %+v", rv, job.ResourceVersion, job.Status)
 	}
 
 	e.setPod(ctx, t, pods["mnist-master-0"], corev1.PodSucceeded, nil)
