@@ -34,6 +34,7 @@ func TestJobs(t *testing.T) {
 		{"tensorflow", testTensorFlow},
 		{"xgboost", testXGBoost},
 		{"seed", testSeedManifests},
+		{"api/defaults", testDefaults},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
