@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,9 +34,6 @@ const (
 	EventPodNameTaken    = "PodNameTaken"
 	EventUnknownVariable = "UnknownVariable"
 )
-
-// createParallelism bounds the pods and Services created at once per job.
-const createParallelism = 16
 
 // ownerIndex indexes the engine's pods and Services by their controlling
 // owner's UID.
@@ -368,164 +363,4 @@ func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	return fmt.Errorf("deleting pod %s: %w", klog.KObj(pod), err)
-}
-
-// ensureChildren creates what must exist before the pods: the PodGroup, the
-// rank table, the Services; and deletes Services no replica wants.
-func (r *Reconciler) ensureChildren(ctx context.Context, job *Job, services []*corev1.Service) error {
-	if s := job.Scheduler; s != nil && s.T9kScheduler != nil {
-		if err := r.ensurePodGroup(ctx, job); err != nil {
-			return err
-		}
-	}
-	if usesAscend(job) {
-		if err := r.ensureRankTable(ctx, job); err != nil {
-			return err
-		}
-	}
-	have := map[string]*corev1.Service{}
-	for _, s := range services {
-		have[s.Name] = s
-	}
-	var want []*corev1.Service
-	wanted := map[string]bool{}
-	for i := range job.Replicas {
-		rep := &job.Replicas[i]
-		if !rep.Service {
-			continue
-		}
-		for rank := int32(0); rank < rep.Replicas; rank++ {
-			name := PodName(job.Object.GetName(), rep.Type, rank)
-			wanted[name] = true
-			if have[name] != nil {
-				continue
-			}
-			svc, err := r.newService(job, rep, rank)
-			if err != nil {
-				return err
-			}
-			want = append(want, svc)
-		}
-	}
-	errs := parallel(len(want), func(i int) error {
-		if err := r.client.Create(ctx, want[i]); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating Service %s: %w", want[i].Name, err)
-		}
-		return nil
-	})
-	for _, s := range services {
-		if !wanted[s.Name] && s.DeletionTimestamp == nil {
-			if err := r.client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				errs = append(errs, fmt.Errorf("deleting Service %s: %w", s.Name, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// createPods creates the pods of the replicas that have none. A pod the API
-// server refuses as invalid fails the job; other errors are retried.
-func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job, states *States) error {
-	type todo struct {
-		rep  *Replica
-		rank int32
-	}
-	var list []todo
-	for _, rs := range states.All() {
-		if rs.Pod == nil && (rs.State == Missing || rs.State == Restarting) {
-			list = append(list, todo{job.Replica(rs.Type), rs.Rank})
-		}
-	}
-	if len(list) == 0 {
-		return nil
-	}
-	var mu sync.Mutex
-	notes := map[string]bool{}
-	var invalid []string
-	errs := parallel(len(list), func(i int) error {
-		pod, n, err := newPod(r.kind, job, list[i].rep, list[i].rank, r.scheme)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		for _, s := range n {
-			notes[s] = true
-		}
-		mu.Unlock()
-		err = r.client.Create(ctx, pod)
-		switch {
-		case err == nil:
-			r.recorder.Eventf(obj, pod, corev1.EventTypeNormal, EventCreated, "CreatePod", "Created pod %s", pod.Name)
-			return nil
-		case apierrors.IsAlreadyExists(err):
-			// Ours, not yet in the cache, or someone else's.
-			existing := &corev1.Pod{}
-			if gerr := r.client.Get(ctx, client.ObjectKeyFromObject(pod), existing); gerr == nil && !ownedBy(existing, obj) {
-				r.recorder.Eventf(obj, existing, corev1.EventTypeWarning, EventPodNameTaken, "CreatePod",
-					"Pod %s belongs to another object; waiting for it to go", pod.Name)
-			}
-			return nil
-		case apierrors.IsInvalid(err):
-			mu.Lock()
-			invalid = append(invalid, fmt.Sprintf("pod %s: %v", pod.Name, err))
-			mu.Unlock()
-			return nil
-		}
-		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventCreationFailed, "CreatePod", "Creating pod %s: %v", pod.Name, err)
-		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
-	})
-	if len(notes) > 0 {
-		list := make([]string, 0, len(notes))
-		for n := range notes {
-			list = append(list, n)
-		}
-		sort.Strings(list)
-		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventUnknownVariable, "CreatePod", "%s", strings.Join(list, "; "))
-	}
-	if len(invalid) > 0 {
-		sort.Strings(invalid)
-		if err := r.failInvalidPods(ctx, obj, invalid); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// failInvalidPods fails a job whose pods the API server refuses: retrying
-// cannot help.
-func (r *Reconciler) failInvalidPods(ctx context.Context, obj client.Object, invalid []string) error {
-	latest := r.kind.NewObject()
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
-		return err
-	}
-	original := latest.DeepCopyObject().(client.Object)
-	job := r.kind.View(latest)
-	r.finished(latest, job, Outcome{Done: true, Reason: ReasonCreationFailed,
-		Message: "The job's pods cannot be created: " + strings.Join(invalid, "; ")}, metav1.Now().Rfc3339Copy())
-	return r.writeStatus(ctx, original, latest)
-}
-
-// parallel runs fn for 0..n-1, createParallelism at a time, and returns the
-// errors.
-func parallel(n int, fn func(int) error) []error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		sem  = make(chan struct{}, createParallelism)
-	)
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(i); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}(i)
-	}
-	wg.Wait()
-	return errs
 }
