@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // DefaultExecutorImage is the image of the transfer executor.
@@ -248,7 +249,7 @@ func progressFrom(pod *corev1.Pod) *tensorstackv1beta1.TransferProgress {
 		if t == nil || t.Message == "" {
 			continue
 		}
-		var p Progress
+		var p executorenv.Progress
 		if err := json.Unmarshal([]byte(t.Message), &p); err != nil {
 			return nil
 		}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // Default tuning of a Config.
@@ -22,7 +22,7 @@ const (
 // Run performs the transfer cfg describes and returns what it did. The
 // returned error carries no secret. Supported pairs: pvc to s3, git or
 // huggingface, and each of those to pvc.
-func Run(ctx context.Context, cfg Config) (datacube.Progress, error) {
+func Run(ctx context.Context, cfg Config) (executorenv.Progress, error) {
 	start := time.Now()
 	var c Counter
 	redactor := NewRedactor(cfg.secrets()...)
@@ -46,20 +46,20 @@ func run(ctx context.Context, cfg *Config, c *Counter, redactor *Redactor) error
 		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	if cfg.PVCRoot == "" {
-		cfg.PVCRoot = datacube.PVCMountPath
+		cfg.PVCRoot = executorenv.PVCMountPath
 	}
 	src, dst := cfg.Source, cfg.Sink
 	klog.InfoS("Transfer", "source", src.Type, "sink", dst.Type, "sync", cfg.Sync, "concurrency", cfg.Concurrency, "partSize", cfg.PartSize)
 	switch {
-	case src.Type == datacube.TypePVC && dst.Type == datacube.TypePVC:
+	case src.Type == executorenv.TypePVC && dst.Type == executorenv.TypePVC:
 		return errors.New("a transfer from pvc to pvc is not supported")
-	case src.Type == datacube.TypePVC:
+	case src.Type == executorenv.TypePVC:
 		dir, err := ResolvePVCPath(cfg.PVCRoot, src.PVCPath)
 		if err != nil {
-			return fmt.Errorf("$%s: %w", datacube.EnvSourcePVCPath, err)
+			return fmt.Errorf("$%s: %w", executorenv.EnvSourcePVCPath, err)
 		}
 		switch dst.Type {
-		case datacube.TypeS3:
+		case executorenv.TypeS3:
 			s, err := newS3Side(dst, cfg)
 			if err != nil {
 				return fmt.Errorf("sink: %w", err)
@@ -68,9 +68,9 @@ func run(ctx context.Context, cfg *Config, c *Counter, redactor *Redactor) error
 				return err
 			}
 			return s.Upload(ctx, dir, cfg.Sync, !cfg.NoFsync, c)
-		case datacube.TypeGit:
+		case executorenv.TypeGit:
 			return GitPush(ctx, dst, dir, redactor, c)
-		case datacube.TypeHuggingFace:
+		case executorenv.TypeHuggingFace:
 			h, err := newHFSide(dst, cfg)
 			if err != nil {
 				return fmt.Errorf("sink: %w", err)
@@ -78,13 +78,13 @@ func run(ctx context.Context, cfg *Config, c *Counter, redactor *Redactor) error
 			return h.Upload(ctx, dir, c)
 		}
 		return fmt.Errorf("unsupported sink type %q (want s3, git or huggingface)", dst.Type)
-	case dst.Type == datacube.TypePVC:
+	case dst.Type == executorenv.TypePVC:
 		dir, err := ResolvePVCPath(cfg.PVCRoot, dst.PVCPath)
 		if err != nil {
-			return fmt.Errorf("$%s: %w", datacube.EnvSinkPVCPath, err)
+			return fmt.Errorf("$%s: %w", executorenv.EnvSinkPVCPath, err)
 		}
 		switch src.Type {
-		case datacube.TypeS3:
+		case executorenv.TypeS3:
 			s, err := newS3Side(src, cfg)
 			if err != nil {
 				return fmt.Errorf("source: %w", err)
@@ -93,9 +93,9 @@ func run(ctx context.Context, cfg *Config, c *Counter, redactor *Redactor) error
 				return err
 			}
 			return s.Download(ctx, dir, cfg.Sync, !cfg.NoFsync, c)
-		case datacube.TypeGit:
+		case executorenv.TypeGit:
 			return GitClone(ctx, src, dir, redactor, c)
-		case datacube.TypeHuggingFace:
+		case executorenv.TypeHuggingFace:
 			h, err := newHFSide(src, cfg)
 			if err != nil {
 				return fmt.Errorf("source: %w", err)

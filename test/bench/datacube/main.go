@@ -26,7 +26,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -146,15 +146,15 @@ type bench struct {
 // and an S3 uri; pvcSide is "source" or "sink".
 func pvcEnv(pvcSide, pvcPath, s3Side string, srv *harness.S3Server, uri string) []string {
 	up := map[string]string{"source": "SOURCE", "sink": "SINK"}
-	prefix := map[string]string{"source": datacube.SourceOptionPrefix, "sink": datacube.SinkOptionPrefix}[s3Side]
+	prefix := map[string]string{"source": executorenv.SourceOptionPrefix, "sink": executorenv.SinkOptionPrefix}[s3Side]
 	return []string{
 		"DATACUBE_" + up[pvcSide] + "_TYPE=pvc",
 		"DATACUBE_" + up[pvcSide] + "_PVC_PATH=" + pvcPath,
 		"DATACUBE_" + up[s3Side] + "_TYPE=s3",
-		datacube.OptionEnv(prefix, "s3-endpoint") + "=" + srv.Endpoint,
-		datacube.OptionEnv(prefix, "s3-access-key-id") + "=" + srv.AccessKey,
-		datacube.OptionEnv(prefix, "s3-secret-access-key") + "=" + srv.SecretKey,
-		datacube.OptionEnv(prefix, "s3-uri") + "=" + uri,
+		executorenv.OptionEnv(prefix, "s3-endpoint") + "=" + srv.Endpoint,
+		executorenv.OptionEnv(prefix, "s3-access-key-id") + "=" + srv.AccessKey,
+		executorenv.OptionEnv(prefix, "s3-secret-access-key") + "=" + srv.SecretKey,
+		executorenv.OptionEnv(prefix, "s3-uri") + "=" + uri,
 		"AWS_REGION=" + srv.Region,
 	}
 }

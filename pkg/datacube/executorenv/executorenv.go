@@ -1,8 +1,10 @@
-// Package datacube moves data between a PVC and S3, Git or Hugging Face for
-// the DataCube API: the controller runs each transfer as a batch/v1 Job whose
-// pod runs the executor (cmd/datacube-executor). This file is the contract
-// between the two: the environment the controller gives the executor.
-package datacube
+// Package executorenv is the contract between the DataCube controller and
+// the transfer executor it runs in a batch/v1 Job (cmd/datacube-executor):
+// the environment the controller gives the executor's container, and the
+// Progress the executor writes back as its termination message. It is a
+// package of its own, importing no Kubernetes code, so that the executor
+// binary links none of the controller's.
+package executorenv
 
 import "strings"
 
