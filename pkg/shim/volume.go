@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/shim/csi"
+	"github.com/accelstack/accelstack/pkg/csis3"
 )
 
 // Labels and names of the objects a StorageShim owns.
@@ -96,9 +96,9 @@ func newPV(shim *tensorstackv1beta2.StorageShim, class string, readOnly bool, so
 func s3PV(shim *tensorstackv1beta2.StorageShim, driver, bucket, prefix string) *corev1.PersistentVolume {
 	s3 := shim.Spec.S3
 	secret := &corev1.SecretReference{Namespace: shim.Namespace, Name: s3.SecretRef.Name}
-	attrs := map[string]string{csi.AttrBucket: bucket, csi.AttrReadOnly: strconv.FormatBool(s3.ReadOnly)}
+	attrs := map[string]string{csis3.AttrBucket: bucket, csis3.AttrReadOnly: strconv.FormatBool(s3.ReadOnly)}
 	if prefix != "" {
-		attrs[csi.AttrPrefix] = prefix
+		attrs[csis3.AttrPrefix] = prefix
 	}
 	return newPV(shim, S3StorageClass, s3.ReadOnly, &corev1.CSIPersistentVolumeSource{
 		Driver:               driver,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/accelstack/accelstack/pkg/shim/csi"
+	"github.com/accelstack/accelstack/pkg/csis3"
 )
 
 func TestParseS3URI(t *testing.T) {
@@ -39,7 +39,7 @@ func TestParseS3URI(t *testing.T) {
 				t.Fatalf("ParseS3URI = %q, %q; want %q, %q", bucket, prefix, tc.wantBucket, tc.wantPrefix)
 			}
 			// What the controller accepts, the driver must mount.
-			if _, err := csi.VolumeFromContext("h", map[string]string{csi.AttrBucket: bucket, csi.AttrPrefix: prefix}, csi.MounterRclone); err != nil {
+			if _, err := csis3.VolumeFromContext("h", map[string]string{csis3.AttrBucket: bucket, csis3.AttrPrefix: prefix}, csis3.MounterRclone); err != nil {
 				t.Errorf("the driver refuses the volume: %v", err)
 			}
 		})
