@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // controllerServer implements the CSI Controller service: buckets or
@@ -89,9 +91,9 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csipb.CreateVo
 	params := req.GetParameters()
 	name := sanitizeName(req.GetName())
 	bucket, prefix := name, ""
-	if b := params[AttrBucket]; b != "" {
+	if b := params[s3volume.AttrBucket]; b != "" {
 		if err := validateBucket(b); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "parameter %s: %v", AttrBucket, err)
+			return nil, status.Errorf(codes.InvalidArgument, "parameter %s: %v", s3volume.AttrBucket, err)
 		}
 		bucket, prefix = b, name
 	}
@@ -109,11 +111,7 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csipb.CreateVo
 	if _, err := mounterFor(s.cfg, vol); err != nil {
 		return nil, err
 	}
-	creds, err := CredentialsFromSecrets(req.GetSecrets())
-	if err != nil {
-		return nil, err
-	}
-	cl, err := newS3Client(creds)
+	cl, creds, err := s3ClientFrom(req.GetSecrets())
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +128,7 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csipb.CreateVo
 
 	marker, err := readMarker(ctx, cl, bucket, prefix)
 	if status.Code(err) == codes.NotFound && prefix != "" {
-		return nil, status.Errorf(codes.InvalidArgument, "parameter %s: bucket %s does not exist", AttrBucket, bucket)
+		return nil, status.Errorf(codes.InvalidArgument, "parameter %s: bucket %s does not exist", s3volume.AttrBucket, bucket)
 	}
 	if err != nil && status.Code(err) != codes.NotFound {
 		return nil, err
@@ -159,9 +157,9 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csipb.CreateVo
 		}
 		log.V(2).Info("Created volume", "bucket", bucket, "prefix", prefix)
 	}
-	volCtx[AttrBucket] = bucket
+	volCtx[s3volume.AttrBucket] = bucket
 	if prefix != "" {
-		volCtx[AttrPrefix] = prefix
+		volCtx[s3volume.AttrPrefix] = prefix
 	}
 	return &csipb.CreateVolumeResponse{Volume: &csipb.Volume{
 		VolumeId:      vol.ID,
@@ -184,11 +182,7 @@ func (s *controllerServer) DeleteVolume(ctx context.Context, req *csipb.DeleteVo
 		}
 		return nil, err
 	}
-	creds, err := CredentialsFromSecrets(req.GetSecrets())
-	if err != nil {
-		return nil, err
-	}
-	cl, err := newS3Client(creds)
+	cl, _, err := s3ClientFrom(req.GetSecrets())
 	if err != nil {
 		return nil, err
 	}
@@ -263,11 +257,7 @@ func (s *controllerServer) ValidateVolumeCapabilities(ctx context.Context, req *
 		return nil, err
 	}
 	if len(req.GetSecrets()) > 0 {
-		creds, err := CredentialsFromSecrets(req.GetSecrets())
-		if err != nil {
-			return nil, err
-		}
-		cl, err := newS3Client(creds)
+		cl, _, err := s3ClientFrom(req.GetSecrets())
 		if err != nil {
 			return nil, err
 		}

@@ -10,21 +10,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // regionRE is what an accepted region looks like.
 var regionRE = regexp.MustCompile(`^[a-z0-9-]+$`)
 
 // checkAccepted asserts the properties of credentials that
-// CredentialsFromSecrets accepted: no control character anywhere, a region
-// and endpoint that cannot add s3fs options, an rclone.conf that parses
-// back to exactly the intended keys, and s3fs -o options and passwd file
-// that say exactly what was meant, or an InvalidArgument from s3fs.
-func checkAccepted(t *testing.T, c Credentials) {
+// s3volume.CredentialsFromSecrets accepted: no control character anywhere,
+// a region and endpoint that cannot add s3fs options, an rclone.conf that
+// parses back to exactly the intended keys, and s3fs -o options and passwd
+// file that say exactly what was meant, or an InvalidArgument from s3fs.
+func checkAccepted(t *testing.T, c s3volume.Credentials) {
 	t.Helper()
 	ep := c.Endpoint.String()
 	for name, v := range map[string]string{"accessKeyID": c.AccessKeyID, "secretAccessKey": c.SecretAccessKey, "region": c.Region, "endpoint": ep} {
-		if hasControl(v) {
+		if s3volume.HasControl(v) {
 			t.Fatalf("accepted %s with a control character", name)
 		}
 	}
@@ -96,7 +98,7 @@ func FuzzCredentialsFromSecrets(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ak, sk, endpoint, region, insecure string) {
 		secrets := map[string]string{"accessKeyID": ak, "secretAccessKey": sk, "endpoint": endpoint, "region": region, "insecure": insecure}
-		c, err := CredentialsFromSecrets(secrets)
+		c, err := credentialsFrom(secrets)
 		if err != nil {
 			if status.Code(err) != codes.InvalidArgument {
 				t.Fatalf("error %v is not InvalidArgument", err)
@@ -116,7 +118,7 @@ func FuzzS3cfg(f *testing.F) {
 		f.Add("access_key = AK\nsecret_key = SK\nhost_base = s3.local\nbucket_location = " + s + "\n")
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		c, err := CredentialsFromSecrets(map[string]string{".s3cfg": text})
+		c, err := credentialsFrom(map[string]string{".s3cfg": text})
 		if err != nil {
 			if status.Code(err) != codes.InvalidArgument {
 				t.Fatalf("error %v is not InvalidArgument", err)

@@ -7,4 +7,7 @@
 // the mount outlives a plugin restart, and publishes it into pods with bind
 // mounts. What the node mounted is recorded in a state directory, so a
 // restarted plugin re-adopts live mounts and heals dead ones.
+//
+// What a volume carries to the driver (its attribute and secret keys, and
+// the checks on its credentials) is package s3volume.
 package csis3

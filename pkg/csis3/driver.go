@@ -19,10 +19,9 @@ import (
 	"google.golang.org/grpc"
 	"k8s.io/klog/v2"
 	"k8s.io/mount-utils"
-)
 
-// DefaultDriverName is the CSI driver name StorageShim PVs refer to.
-const DefaultDriverName = "s3.csi.tensorstack.dev"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
+)
 
 // The modes the driver runs in.
 const (
@@ -164,7 +163,7 @@ func SocketPath(endpoint string) (string, error) {
 // its default.
 func DefaultConfig() Config {
 	return Config{
-		DriverName:     DefaultDriverName,
+		DriverName:     s3volume.DefaultDriverName,
 		Mode:           ModeAll,
 		Endpoint:       "unix:///csi/csi.sock",
 		StateDir:       "/csi/state",

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // daemonLogName is the daemon's log in the volume's state dir; each start
@@ -48,7 +50,7 @@ func (s *nodeServer) stopMount(ctx context.Context, rec *stageRecord) {
 // startAndWait starts rec's daemon and waits until its mount appears, the
 // daemon exits, MountTimeout passes or ctx ends. The daemon log quoted in
 // errors has creds and the credentials in the state dir masked.
-func (s *nodeServer) startAndWait(ctx context.Context, rec *stageRecord, creds Credentials) (Daemon, error) {
+func (s *nodeServer) startAndWait(ctx context.Context, rec *stageRecord, creds s3volume.Credentials) (Daemon, error) {
 	dir := s.state.volumeDir(rec.VolumeID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Daemon{}, status.Errorf(codes.Internal, "creating state dir: %v", err)

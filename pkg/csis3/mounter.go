@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // Names of the mounters, the values of the mounter attribute.
@@ -29,7 +31,7 @@ type Mounter interface {
 	// credentials into files under dir (created 0700, files 0600), never
 	// into the command line or the environment, where other users or the
 	// service manager could read them.
-	Command(vol Volume, creds Credentials, target, dir string) (Command, error)
+	Command(vol Volume, creds s3volume.Credentials, target, dir string) (Command, error)
 }
 
 // uploader is a Mounter whose daemon may hold written data that it has not
@@ -58,7 +60,7 @@ func mounterFor(cfg Config, vol Volume) (Mounter, error) {
 	case MounterS3fs:
 		m = s3fsMounter{bin: cfg.S3fsBinary}
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "volume attribute %s: unknown mounter %q (want %s or %s)", AttrMounter, vol.Mounter, MounterRclone, MounterS3fs)
+		return nil, status.Errorf(codes.InvalidArgument, "volume attribute %s: unknown mounter %q (want %s or %s)", s3volume.AttrMounter, vol.Mounter, MounterRclone, MounterS3fs)
 	}
 	if err := m.CheckOptions(vol.Options); err != nil {
 		return nil, err
@@ -69,7 +71,7 @@ func mounterFor(cfg Config, vol Volume) (Mounter, error) {
 // checkAllowed refuses an option whose name (before '=') is not allowed.
 func checkAllowed(mounter, opt, name string, allowed map[string]bool) error {
 	if !allowed[name] {
-		return status.Errorf(codes.InvalidArgument, "volume attribute %s: option %q is not allowed for mounter %s", AttrOptions, opt, mounter)
+		return status.Errorf(codes.InvalidArgument, "volume attribute %s: option %q is not allowed for mounter %s", s3volume.AttrOptions, opt, mounter)
 	}
 	return nil
 }

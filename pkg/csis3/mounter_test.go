@@ -11,10 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 func TestMounterCommands(t *testing.T) {
-	creds := Credentials{AccessKeyID: "AKID", SecretAccessKey: "TOPSECRET", Endpoint: &url.URL{Scheme: "http", Host: "s3:7070"}, Region: "r1"}
+	creds := s3volume.Credentials{AccessKeyID: "AKID", SecretAccessKey: "TOPSECRET", Endpoint: &url.URL{Scheme: "http", Host: "s3:7070"}, Region: "r1"}
 	vol := Volume{Bucket: "data", Prefix: "team", UID: 1000, GID: -1, Mode: 0o640, AllowOther: true, ReadOnly: true, VFSCacheMode: "full", Options: []string{"--dir-cache-time=5s"}}
 	testCases := []struct {
 		name     string

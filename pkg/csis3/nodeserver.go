@@ -80,7 +80,7 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVo
 	if err != nil {
 		return nil, err
 	}
-	creds, err := CredentialsFromSecrets(req.GetSecrets())
+	creds, err := credentialsFrom(req.GetSecrets())
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/mount-utils"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // fakeLauncher "mounts" by adding the command's mount point to a
@@ -155,7 +157,7 @@ func startFakeS3(t *testing.T) (string, *minio.Client) {
 	faker := gofakes3.New(s3mem.New())
 	hs := httptest.NewServer(faker.Server())
 	t.Cleanup(hs.Close)
-	cl, err := minio.New(strings.TrimPrefix(hs.URL, "http://"), &minio.Options{Creds: credentials.NewStaticV4("fake", "fake-secret", ""), Region: DefaultRegion, BucketLookup: minio.BucketLookupPath})
+	cl, err := minio.New(strings.TrimPrefix(hs.URL, "http://"), &minio.Options{Creds: credentials.NewStaticV4("fake", "fake-secret", ""), Region: s3volume.DefaultRegion, BucketLookup: minio.BucketLookupPath})
 	if err != nil {
 		t.Fatal(err)
 	}

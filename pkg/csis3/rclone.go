@@ -12,6 +12,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // rcloneMounter mounts with `rclone mount` and its VFS cache.
@@ -69,9 +71,10 @@ const (
 )
 
 // rcloneConfig renders the [s3] section of rclone.conf. Credentials have
-// no control characters (CredentialsFromSecrets refuses them), so each
-// value stays on its line; iniValue keeps rclone's parser from unquoting.
-func rcloneConfig(creds Credentials) string {
+// no control characters (s3volume.CredentialsFromSecrets refuses them), so
+// each value stays on its line; iniValue keeps rclone's parser from
+// unquoting.
+func rcloneConfig(creds s3volume.Credentials) string {
 	var conf strings.Builder
 	conf.WriteString("[s3]\ntype = s3\nprovider = Other\nenv_auth = false\n")
 	for _, kv := range [][2]string{
@@ -102,8 +105,8 @@ func iniValue(v string) string {
 // on an unreachable server fails instead of hanging; the VFS cache is
 // bounded by DefaultVFSCacheMaxSize and DefaultVFSCacheMinFreeSpace unless
 // the volume's options say otherwise (later flags win).
-func (m rcloneMounter) Command(vol Volume, creds Credentials, target, dir string) (Command, error) {
-	if hasControl(creds.AccessKeyID) || hasControl(creds.SecretAccessKey) || hasControl(creds.Region) {
+func (m rcloneMounter) Command(vol Volume, creds s3volume.Credentials, target, dir string) (Command, error) {
+	if s3volume.HasControl(creds.AccessKeyID) || s3volume.HasControl(creds.SecretAccessKey) || s3volume.HasControl(creds.Region) {
 		return Command{}, status.Error(codes.InvalidArgument, "S3 credentials contain a control character")
 	}
 	confPath, err := writeSecretFile(dir, "rclone.conf", []byte(rcloneConfig(creds)))

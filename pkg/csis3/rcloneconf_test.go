@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // parseRcloneConf reads rclone.conf as rclone's config parser
@@ -69,7 +71,7 @@ func parseRcloneConf(text string) (map[string]map[string]string, error) {
 
 // wantRcloneConf is the config rcloneConfig must render for c: these keys
 // and values, and nothing else.
-func wantRcloneConf(c Credentials) map[string]map[string]string {
+func wantRcloneConf(c s3volume.Credentials) map[string]map[string]string {
 	return map[string]map[string]string{"s3": {
 		"type": "s3", "provider": "Other", "env_auth": "false",
 		"access_key_id": c.AccessKeyID, "secret_access_key": c.SecretAccessKey,
@@ -87,7 +89,7 @@ func TestRcloneConfigCannotBeOverridden(t *testing.T) {
 		"`quoted`", "`", "``", "```", `"""abcdef"""`, `"""`, `"x"`, "a`b`", "ends with `",
 	} {
 		t.Run(secret, func(t *testing.T) {
-			c, err := CredentialsFromSecrets(map[string]string{"accessKeyID": "[s3]", "secretAccessKey": secret, "endpoint": "http://s3.local:7070", "region": "eu-1"})
+			c, err := s3volume.CredentialsFromSecrets(map[string]string{"accessKeyID": "[s3]", "secretAccessKey": secret, "endpoint": "http://s3.local:7070", "region": "eu-1"})
 			if err != nil {
 				t.Fatalf("CredentialsFromSecrets: %v", err)
 			}
@@ -107,7 +109,7 @@ func TestRcloneConfigCannotBeOverridden(t *testing.T) {
 // rclone.conf, so no line of the file can turn the remote into a local,
 // alias or instance-credential remote.
 func TestRcloneRemotePinned(t *testing.T) {
-	creds := Credentials{AccessKeyID: "AK", SecretAccessKey: "SK", Endpoint: &url.URL{Scheme: "http", Host: "s3:7070"}, Region: "r1"}
+	creds := s3volume.Credentials{AccessKeyID: "AK", SecretAccessKey: "SK", Endpoint: &url.URL{Scheme: "http", Host: "s3:7070"}, Region: "r1"}
 	cmd, err := rcloneMounter{bin: "rclone"}.Command(Volume{Bucket: "data", Prefix: "a/b", UID: -1, GID: -1, VFSCacheMode: "writes"}, creds, "/t", filepath.Join(t.TempDir(), "v"))
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +153,7 @@ func TestRcloneConfigRealParser(t *testing.T) {
 	bin := realRclone(t)
 	for _, secret := range []string{"plain/Secret+Key=", "type = alias", "[other]", "#x", "`quoted`", "`", "```", `"""abcdef"""`, `"x"`, "a`b`"} {
 		t.Run(secret, func(t *testing.T) {
-			c := Credentials{AccessKeyID: "AK", SecretAccessKey: secret, Endpoint: &url.URL{Scheme: "http", Host: "s3.local:7070"}, Region: "eu-1"}
+			c := s3volume.Credentials{AccessKeyID: "AK", SecretAccessKey: secret, Endpoint: &url.URL{Scheme: "http", Host: "s3.local:7070"}, Region: "eu-1"}
 			conf := filepath.Join(t.TempDir(), "rclone.conf")
 			if err := os.WriteFile(conf, []byte(rcloneConfig(c)), 0o600); err != nil {
 				t.Fatal(err)

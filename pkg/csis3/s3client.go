@@ -13,13 +13,36 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // s3Timeout bounds each S3 call the driver itself makes.
 const s3Timeout = 30 * time.Second
 
+// credentialsFrom reads the credentials of a request's secrets
+// (s3volume.CredentialsFromSecrets); unusable secrets are InvalidArgument.
+func credentialsFrom(secrets map[string]string) (s3volume.Credentials, error) {
+	c, err := s3volume.CredentialsFromSecrets(secrets)
+	if err != nil {
+		return c, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return c, nil
+}
+
+// s3ClientFrom returns an S3 client for the credentials of a request's
+// secrets, and those credentials.
+func s3ClientFrom(secrets map[string]string) (*minio.Client, s3volume.Credentials, error) {
+	creds, err := credentialsFrom(secrets)
+	if err != nil {
+		return nil, creds, err
+	}
+	cl, err := newS3Client(creds)
+	return cl, creds, err
+}
+
 // newS3Client returns an S3 client for c.
-func newS3Client(c Credentials) (*minio.Client, error) {
+func newS3Client(c s3volume.Credentials) (*minio.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	tr.ResponseHeaderTimeout = s3Timeout

@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // prefixScopedS3 is an S3 server whose only key may list bucket "data"
@@ -49,7 +51,7 @@ func TestCheckAccessPrefixScoped(t *testing.T) {
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked []string
-			cl, err := newS3Client(Credentials{AccessKeyID: "AK", SecretAccessKey: "SK", Endpoint: prefixScopedS3(t, &asked), Region: DefaultRegion})
+			cl, err := newS3Client(s3volume.Credentials{AccessKeyID: "AK", SecretAccessKey: "SK", Endpoint: prefixScopedS3(t, &asked), Region: s3volume.DefaultRegion})
 			if err != nil {
 				t.Fatal(err)
 			}

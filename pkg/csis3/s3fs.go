@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // s3fsMounter mounts with s3fs-fuse.
@@ -59,9 +61,9 @@ func s3fsOptions(opts []string) []string {
 
 // Command writes the passwd file into dir and returns `s3fs bucket:/prefix
 // target -f -o ...`.
-func (m s3fsMounter) Command(vol Volume, creds Credentials, target, dir string) (Command, error) {
+func (m s3fsMounter) Command(vol Volume, creds s3volume.Credentials, target, dir string) (Command, error) {
 	if len(creds.CABundle) > 0 {
-		return Command{}, status.Errorf(codes.InvalidArgument, "secret key %s is not supported by mounter s3fs; use rclone or a system-trusted CA", SecretCABundle)
+		return Command{}, status.Errorf(codes.InvalidArgument, "secret key %s is not supported by mounter s3fs; use rclone or a system-trusted CA", s3volume.SecretCABundle)
 	}
 	if err := checkS3fsCredentials(creds); err != nil {
 		return Command{}, err
@@ -114,22 +116,22 @@ func (m s3fsMounter) Command(vol Volume, creds Credentials, target, dir string) 
 // passwd file takes a line with blanks or a leading '#' or '[' as invalid
 // or a comment, one with '=' as a key=value line, and one with two ':' as
 // bucket:key:secret. The region and endpoint host go into -o options, where
-// ',' would start another option; CredentialsFromSecrets has refused that
-// already, this keeps Command safe for any caller.
-func checkS3fsCredentials(creds Credentials) error {
-	for _, kv := range [][2]string{{SecretAccessKeyID, creds.AccessKeyID}, {SecretSecretAccessKey, creds.SecretAccessKey}} {
-		if hasControl(kv[1]) || strings.ContainsAny(kv[1], " \t:=") || strings.HasPrefix(kv[1], "#") || strings.HasPrefix(kv[1], "[") {
+// ',' would start another option; s3volume.CredentialsFromSecrets has
+// refused that already, this keeps Command safe for any caller.
+func checkS3fsCredentials(creds s3volume.Credentials) error {
+	for _, kv := range [][2]string{{s3volume.SecretAccessKeyID, creds.AccessKeyID}, {s3volume.SecretSecretAccessKey, creds.SecretAccessKey}} {
+		if s3volume.HasControl(kv[1]) || strings.ContainsAny(kv[1], " \t:=") || strings.HasPrefix(kv[1], "#") || strings.HasPrefix(kv[1], "[") {
 			return status.Errorf(codes.InvalidArgument, "secret key %s: mounter s3fs cannot read keys with blanks, ':' or '=', or starting with '#' or '['; use mounter rclone", kv[0])
 		}
 	}
-	if err := checkRegion(creds.Region); err != nil {
-		return status.Errorf(codes.InvalidArgument, "secret key %s: %v", SecretRegion, err)
+	if err := s3volume.CheckRegion(creds.Region); err != nil {
+		return status.Errorf(codes.InvalidArgument, "secret key %s: %v", s3volume.SecretRegion, err)
 	}
 	if creds.Endpoint == nil {
-		return status.Errorf(codes.InvalidArgument, "secret key %s: missing", SecretEndpoint)
+		return status.Errorf(codes.InvalidArgument, "secret key %s: missing", s3volume.SecretEndpoint)
 	}
-	if _, err := checkHostPort(creds.Endpoint.Host); err != nil {
-		return status.Errorf(codes.InvalidArgument, "secret key %s: %v", SecretEndpoint, err)
+	if _, err := s3volume.CheckHostPort(creds.Endpoint.Host); err != nil {
+		return status.Errorf(codes.InvalidArgument, "secret key %s: %v", s3volume.SecretEndpoint, err)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // Polls of a daemon or a mount start every firstPollInterval and back off
@@ -97,7 +99,7 @@ func (s *nodeServer) drainUploads(ctx context.Context, rec *stageRecord) error {
 // records it.
 func (s *nodeServer) restartDaemon(ctx context.Context, rec *stageRecord) error {
 	s.stopMount(ctx, rec)
-	d, err := s.startAndWait(ctx, rec, Credentials{})
+	d, err := s.startAndWait(ctx, rec, s3volume.Credentials{})
 	if err != nil {
 		return err
 	}

@@ -10,41 +10,13 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-)
 
-// Keys of a volume's context: StorageClass parameters that CreateVolume
-// copies into the volume context, and the volumeAttributes of static PVs.
-const (
-	// AttrBucket is the bucket. As a StorageClass parameter it puts every
-	// volume under its own prefix of this one bucket; without it each volume
-	// gets its own bucket.
-	AttrBucket = "bucket"
-	// AttrPrefix is the key prefix (a relative path) inside the bucket.
-	AttrPrefix = "prefix"
-	// AttrMounter names the FUSE mounter: rclone or s3fs.
-	AttrMounter = "mounter"
-	// AttrOptions is extra mounter options, space separated, checked against
-	// the mounter's allowlist.
-	AttrOptions = "options"
-	// AttrReadOnly ("true") mounts the volume read-only for every pod.
-	AttrReadOnly = "readOnly"
-	// AttrVFSCacheMode is rclone's --vfs-cache-mode: off, minimal, writes
-	// (the default) or full.
-	AttrVFSCacheMode = "vfsCacheMode"
-	// AttrUID and AttrGID own every file of the mount.
-	AttrUID = "uid"
-	AttrGID = "gid"
-	// AttrMode is the octal permission bits of files; directories get the
-	// same bits plus search (x) wherever read is granted.
-	AttrMode = "mode"
-	// AttrAllowOther ("false") stops other users than the mounter's from
-	// using the mount; the default lets pods running as any user in.
-	AttrAllowOther = "allowOther"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // attrKeys are the context keys the driver knows; CreateVolume copies only
 // these from the StorageClass parameters into the volume context.
-var attrKeys = []string{AttrMounter, AttrOptions, AttrReadOnly, AttrVFSCacheMode, AttrUID, AttrGID, AttrMode, AttrAllowOther}
+var attrKeys = []string{s3volume.AttrMounter, s3volume.AttrOptions, s3volume.AttrReadOnly, s3volume.AttrVFSCacheMode, s3volume.AttrUID, s3volume.AttrGID, s3volume.AttrMode, s3volume.AttrAllowOther}
 
 // markerObject is the object CreateVolume writes into each volume it
 // provisions; DeleteVolume deletes only volumes that carry it, so static
@@ -99,43 +71,43 @@ func VolumeID(bucket, prefix string) string {
 func VolumeFromContext(id string, attrs map[string]string, defaultMounter string) (Volume, error) {
 	v := Volume{ID: id, UID: -1, GID: -1, AllowOther: true, VFSCacheMode: "writes", Mounter: defaultMounter}
 	var err error
-	if b, ok := attrs[AttrBucket]; ok {
+	if b, ok := attrs[s3volume.AttrBucket]; ok {
 		v.Bucket = b
 		if err := validateBucket(b); err != nil {
-			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %v", AttrBucket, err)
+			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %v", s3volume.AttrBucket, err)
 		}
-		if v.Prefix, err = cleanPrefix(attrs[AttrPrefix]); err != nil {
-			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %v", AttrPrefix, err)
+		if v.Prefix, err = cleanPrefix(attrs[s3volume.AttrPrefix]); err != nil {
+			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %v", s3volume.AttrPrefix, err)
 		}
 	} else {
-		if _, ok := attrs[AttrPrefix]; ok {
-			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s needs %s", AttrPrefix, AttrBucket)
+		if _, ok := attrs[s3volume.AttrPrefix]; ok {
+			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s needs %s", s3volume.AttrPrefix, s3volume.AttrBucket)
 		}
 		if v.Bucket, v.Prefix, err = ParseVolumeID(id); err != nil {
 			return v, status.Error(codes.InvalidArgument, status.Convert(err).Message())
 		}
 	}
-	if m := attrs[AttrMounter]; m != "" {
+	if m := attrs[s3volume.AttrMounter]; m != "" {
 		v.Mounter = m
 	}
-	if v.ReadOnly, err = boolAttr(attrs, AttrReadOnly, false); err != nil {
+	if v.ReadOnly, err = boolAttr(attrs, s3volume.AttrReadOnly, false); err != nil {
 		return v, err
 	}
-	if v.AllowOther, err = boolAttr(attrs, AttrAllowOther, true); err != nil {
+	if v.AllowOther, err = boolAttr(attrs, s3volume.AttrAllowOther, true); err != nil {
 		return v, err
 	}
-	if m := attrs[AttrVFSCacheMode]; m != "" {
+	if m := attrs[s3volume.AttrVFSCacheMode]; m != "" {
 		switch m {
 		case "off", "minimal", "writes", "full":
 			v.VFSCacheMode = m
 		default:
-			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %q is not off, minimal, writes or full", AttrVFSCacheMode, m)
+			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %q is not off, minimal, writes or full", s3volume.AttrVFSCacheMode, m)
 		}
 	}
 	for _, id := range []struct {
 		key string
 		dst *int
-	}{{AttrUID, &v.UID}, {AttrGID, &v.GID}} {
+	}{{s3volume.AttrUID, &v.UID}, {s3volume.AttrGID, &v.GID}} {
 		if s := attrs[id.key]; s != "" {
 			n, err := strconv.ParseUint(s, 10, 31)
 			if err != nil {
@@ -144,15 +116,15 @@ func VolumeFromContext(id string, attrs map[string]string, defaultMounter string
 			*id.dst = int(n)
 		}
 	}
-	if s := attrs[AttrMode]; s != "" {
+	if s := attrs[s3volume.AttrMode]; s != "" {
 		n, err := strconv.ParseUint(s, 8, 32)
 		if err != nil || n > 0o777 {
-			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %q is not octal permission bits", AttrMode, s)
+			return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %q is not octal permission bits", s3volume.AttrMode, s)
 		}
 		v.Mode = uint32(n)
 	}
-	if v.Options, err = splitOptions(attrs[AttrOptions]); err != nil {
-		return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %v", AttrOptions, err)
+	if v.Options, err = splitOptions(attrs[s3volume.AttrOptions]); err != nil {
+		return v, status.Errorf(codes.InvalidArgument, "volume attribute %s: %v", s3volume.AttrOptions, err)
 	}
 	return v, nil
 }

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/csis3"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // ResourceLabelKey carries the usage type of a Secret or ConfigMap.
@@ -22,7 +21,7 @@ var s3SecretTypes = map[string]bool{"s3-cfg": true, "s3": true}
 
 // checkS3Secret checks that the Secret exists, is not labelled for another
 // use, and holds .s3cfg credentials the csi-s3 driver can read. The whole
-// Secret goes through the driver's own check (csis3.CredentialsFromSecrets),
+// Secret goes through the driver's own check (s3volume.CredentialsFromSecrets),
 // as the kubelet hands it to the driver at every mount, so a value the
 // driver would refuse fails here first. Messages name the Secret and key,
 // never a value.
@@ -37,15 +36,15 @@ func (r *StorageShimReconciler) checkS3Secret(ctx context.Context, namespace, na
 	if t, ok := secret.Labels[ResourceLabelKey]; ok && !s3SecretTypes[t] {
 		return failf(ReasonSecretInvalid, "Secret %s is of type %q (label %s), want s3-cfg", name, t, ResourceLabelKey)
 	}
-	if _, ok := secret.Data[csis3.SecretS3cfg]; !ok {
-		return failf(ReasonSecretInvalid, "Secret %s has no key %s", name, csis3.SecretS3cfg)
+	if _, ok := secret.Data[s3volume.SecretS3cfg]; !ok {
+		return failf(ReasonSecretInvalid, "Secret %s has no key %s", name, s3volume.SecretS3cfg)
 	}
 	data := make(map[string]string, len(secret.Data))
 	for k, v := range secret.Data {
 		data[k] = string(v)
 	}
-	if _, err := csis3.CredentialsFromSecrets(data); err != nil {
-		return failf(ReasonSecretInvalid, "Secret %s: %s", name, status.Convert(err).Message())
+	if _, err := s3volume.CredentialsFromSecrets(data); err != nil {
+		return failf(ReasonSecretInvalid, "Secret %s: %v", name, err)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/csis3"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // PVFinalizer lets the controller delete a StorageShim's PV (never its data:
@@ -87,7 +87,7 @@ const failureRetry = 30 * time.Second
 // selects and must not cache ConfigMaps.
 func NewStorageShimReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, s3Driver string) *StorageShimReconciler {
 	if s3Driver == "" {
-		s3Driver = csis3.DefaultDriverName
+		s3Driver = s3volume.DefaultDriverName
 	}
 	return &StorageShimReconciler{client: c, secrets: quietReader{apiReader}, apiReader: apiReader, recorder: recorder, s3Driver: s3Driver}
 }

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/csis3"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // Labels and names of the objects a StorageShim owns.
@@ -96,9 +96,9 @@ func newPV(shim *tensorstackv1beta2.StorageShim, class string, readOnly bool, so
 func s3PV(shim *tensorstackv1beta2.StorageShim, driver, bucket, prefix string) *corev1.PersistentVolume {
 	s3 := shim.Spec.S3
 	secret := &corev1.SecretReference{Namespace: shim.Namespace, Name: s3.SecretRef.Name}
-	attrs := map[string]string{csis3.AttrBucket: bucket, csis3.AttrReadOnly: strconv.FormatBool(s3.ReadOnly)}
+	attrs := map[string]string{s3volume.AttrBucket: bucket, s3volume.AttrReadOnly: strconv.FormatBool(s3.ReadOnly)}
 	if prefix != "" {
-		attrs[csis3.AttrPrefix] = prefix
+		attrs[s3volume.AttrPrefix] = prefix
 	}
 	return newPV(shim, S3StorageClass, s3.ReadOnly, &corev1.CSIPersistentVolumeSource{
 		Driver:               driver,

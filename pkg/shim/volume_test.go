@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/accelstack/accelstack/pkg/csis3"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 func TestParseS3URI(t *testing.T) {
@@ -39,7 +40,7 @@ func TestParseS3URI(t *testing.T) {
 				t.Fatalf("ParseS3URI = %q, %q; want %q, %q", bucket, prefix, tc.wantBucket, tc.wantPrefix)
 			}
 			// What the controller accepts, the driver must mount.
-			if _, err := csis3.VolumeFromContext("h", map[string]string{csis3.AttrBucket: bucket, csis3.AttrPrefix: prefix}, csis3.MounterRclone); err != nil {
+			if _, err := csis3.VolumeFromContext("h", map[string]string{s3volume.AttrBucket: bucket, s3volume.AttrPrefix: prefix}, csis3.MounterRclone); err != nil {
 				t.Errorf("the driver refuses the volume: %v", err)
 			}
 		})

@@ -1,4 +1,4 @@
-package csis3
+package s3volume
 
 import (
 	"bufio"
@@ -37,7 +37,7 @@ func parseS3cfg(text string) (map[string]string, error) {
 			return nil, fmt.Errorf("line %d: empty key", n)
 		}
 		value = strings.TrimSpace(value)
-		if hasControl(key) || hasControl(value) {
+		if HasControl(key) || HasControl(value) {
 			return nil, fmt.Errorf("line %d: control character", n)
 		}
 		if section == "default" {

@@ -1,4 +1,4 @@
-package csis3
+package s3volume
 
 import (
 	"crypto/x509"
@@ -7,9 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Keys of the CSI secrets the driver reads. A secret holds either the
@@ -59,21 +56,24 @@ func (c Credentials) String() string {
 // GoString is String, so %#v does not print the keys either.
 func (c Credentials) GoString() string { return c.String() }
 
-// invalidSecret is the InvalidArgument error for a missing or malformed key.
+// invalidSecret is the error for a missing or malformed key.
 func invalidSecret(key, format string, args ...any) error {
-	return status.Errorf(codes.InvalidArgument, "secret key %s: %s", key, fmt.Sprintf(format, args...))
+	return fmt.Errorf("secret key %s: %s", key, fmt.Sprintf(format, args...))
 }
 
 // CredentialsFromSecrets reads credentials from a CSI request's secrets in
-// either layout. Errors are InvalidArgument and name the key at fault; they
-// never contain a secret value.
+// either layout. Every error means the secrets are unusable (the driver
+// answers InvalidArgument); errors name the key at fault and never contain
+// a secret value.
 //
 // Every value ends up in a mounter's configuration file or options
 // (rclone.conf, s3fs -o), so values that could change the meaning of those
 // are refused: control characters anywhere, a region other than lower-case
 // letters, digits and '-', an endpoint whose host is not a host name or IP
 // address, and an access key ID containing ':' (s3fs's passwd separator).
-// The StorageShim controller runs this same check on the Secrets it names.
+// The StorageShim controller runs this same check on the Secrets it names,
+// and the driver's mounters run HasControl, CheckRegion and CheckHostPort
+// again on what they are given.
 func CredentialsFromSecrets(secrets map[string]string) (Credentials, error) {
 	if cfg, ok := secrets[SecretS3cfg]; ok {
 		return credentialsFromS3cfg(cfg)
@@ -83,13 +83,13 @@ func CredentialsFromSecrets(secrets map[string]string) (Credentials, error) {
 	for _, k := range []string{SecretAccessKeyID, SecretSecretAccessKey, SecretEndpoint} {
 		if strings.TrimSpace(secrets[k]) == "" {
 			if len(secrets) == 0 {
-				return c, status.Errorf(codes.InvalidArgument, "no S3 credentials: the secret needs %s, %s and %s, or %s", SecretAccessKeyID, SecretSecretAccessKey, SecretEndpoint, SecretS3cfg)
+				return c, fmt.Errorf("no S3 credentials: the secret needs %s, %s and %s, or %s", SecretAccessKeyID, SecretSecretAccessKey, SecretEndpoint, SecretS3cfg)
 			}
 			return c, invalidSecret(k, "missing")
 		}
 	}
 	for _, k := range []string{SecretAccessKeyID, SecretSecretAccessKey, SecretEndpoint, SecretRegion, SecretInsecure} {
-		if hasControl(strings.TrimSpace(secrets[k])) {
+		if HasControl(strings.TrimSpace(secrets[k])) {
 			return c, invalidSecret(k, "contains a control character")
 		}
 	}
@@ -102,7 +102,7 @@ func CredentialsFromSecrets(secrets map[string]string) (Credentials, error) {
 		return c, invalidSecret(SecretEndpoint, "%v", err)
 	}
 	c.Region = strings.TrimSpace(secrets[SecretRegion])
-	if err := checkRegion(c.Region); err != nil {
+	if err := CheckRegion(c.Region); err != nil {
 		return c, invalidSecret(SecretRegion, "%v", err)
 	}
 	if v := strings.TrimSpace(secrets[SecretInsecure]); v != "" {
@@ -164,15 +164,15 @@ func credentialsFromS3cfg(text string) (Credentials, error) {
 	case "EU":
 		c.Region = "eu-west-1"
 	}
-	if err := checkRegion(c.Region); err != nil {
+	if err := CheckRegion(c.Region); err != nil {
 		return c, invalidSecret(SecretS3cfg, "bucket_location: %v", err)
 	}
 	return c, nil
 }
 
-// hasControl reports whether s holds an ASCII control character (below
+// HasControl reports whether s holds an ASCII control character (below
 // 0x20, or DEL), which could end a line or option of a mounter's config.
-func hasControl(s string) bool {
+func HasControl(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] == 0x7f {
 			return true
@@ -181,10 +181,10 @@ func hasControl(s string) bool {
 	return false
 }
 
-// checkRegion allows an empty region or lower-case letters, digits and
+// CheckRegion allows an empty region or lower-case letters, digits and
 // '-': nothing that could separate s3fs options (',', '=', '\') or rclone
 // config lines.
-func checkRegion(r string) error {
+func CheckRegion(r string) error {
 	for i := 0; i < len(r); i++ {
 		if b := r[i]; !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-') {
 			return fmt.Errorf("only lower-case letters, digits and '-' are allowed")
@@ -199,7 +199,7 @@ func checkRegion(r string) error {
 // Errors never quote raw.
 func parseEndpoint(raw string, defaultHTTPS bool) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
-	if hasControl(raw) {
+	if HasControl(raw) {
 		return nil, fmt.Errorf("contains a control character")
 	}
 	if !strings.Contains(raw, "://") {
@@ -219,17 +219,17 @@ func parseEndpoint(raw string, defaultHTTPS bool) (*url.URL, error) {
 	if u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return nil, fmt.Errorf("want http[s]://host[:port]")
 	}
-	host, err := checkHostPort(u.Host)
+	host, err := CheckHostPort(u.Host)
 	if err != nil {
 		return nil, err
 	}
 	return &url.URL{Scheme: u.Scheme, Host: host}, nil
 }
 
-// checkHostPort checks that hostport is a DNS name, an IPv4 address or a
+// CheckHostPort checks that hostport is a DNS name, an IPv4 address or a
 // bracketed IPv6 address, optionally followed by ":port", and returns it
 // in canonical form.
-func checkHostPort(hostport string) (string, error) {
+func CheckHostPort(hostport string) (string, error) {
 	host, port := hostport, ""
 	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") {
 		host, port = hostport[:i], hostport[i+1:]
