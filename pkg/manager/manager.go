@@ -172,7 +172,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 // setupStorageShim registers the StorageShim controller and the conversion
 // webhook between its v1beta1 and v1beta2 versions.
 func setupStorageShim(mgr ctrl.Manager, opts Options) error {
-	r := shim.NewStorageShimReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("storageshim-controller"), opts.S3DriverName).
+	r := shim.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("storageshim-controller"), opts.S3DriverName).
 		AllowCephFS(opts.CephFSDrivers, opts.CephFSConfigMapNamespaces)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the StorageShim controller: %w", err)

@@ -25,7 +25,7 @@ var s3SecretTypes = map[string]bool{"s3-cfg": true, "s3": true}
 // as the kubelet hands it to the driver at every mount, so a value the
 // driver would refuse fails here first. Messages name the Secret and key,
 // never a value.
-func (r *StorageShimReconciler) checkS3Secret(ctx context.Context, namespace, name string) error {
+func (r *Reconciler) checkS3Secret(ctx context.Context, namespace, name string) error {
 	secret := &corev1.Secret{}
 	if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -51,7 +51,7 @@ func (r *StorageShimReconciler) checkS3Secret(ctx context.Context, namespace, na
 
 // cephCluster checks the CephFS shim's Secret and ConfigMap and returns the
 // ConfigMap's cluster data.
-func (r *StorageShimReconciler) cephCluster(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (map[string]string, error) {
+func (r *Reconciler) cephCluster(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (map[string]string, error) {
 	ref := shim.Spec.CephFS.Server.ConfigMapRef
 	ns := ref.Namespace
 	if ns == "" {
