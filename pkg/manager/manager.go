@@ -25,6 +25,7 @@ import (
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
 
@@ -109,9 +110,9 @@ func NewScheme() (*runtime.Scheme, error) {
 // ConfigMaps (the rank-table controller keeps a cache of its own of these).
 func CacheOptions() cache.Options {
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                   {Label: datacube.CacheSelector()},
-		&batchv1.Job{}:                  {Label: datacube.CacheSelector()},
-		&corev1.PersistentVolumeClaim{}: {Label: shim.PVCCacheSelector()},
+		&corev1.Pod{}:                   {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
+		&batchv1.Job{}:                  {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
+		&corev1.PersistentVolumeClaim{}: {Label: cacheselector.HasLabel(shim.PVCLabelKey)},
 		&corev1.ConfigMap{}:             {Label: ranktable.CacheSelector()},
 	}}
 }

@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -30,17 +28,8 @@ import (
 const PVFinalizer = "tensorstack.dev/storageshim-pv"
 
 // PVCLabelKey labels the PVCs the controller creates with their shim's UID,
-// so that the manager caches those PVCs and no others (see PVCCacheSelector).
+// so that the manager caches those PVCs and no others.
 const PVCLabelKey = "tensorstack.dev/storageshim"
-
-// PVCCacheSelector selects the PVCs of StorageShims.
-func PVCCacheSelector() labels.Selector {
-	req, err := labels.NewRequirement(PVCLabelKey, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant, valid requirement
-	}
-	return labels.NewSelector().Add(*req)
-}
 
 // Reconciler turns each StorageShim into a static PV for the
 // csi-s3 or ceph-csi driver and a PVC of the same name bound to it, and
@@ -83,7 +72,7 @@ const failureRetry = 30 * time.Second
 
 // NewReconciler returns a reconciler that writes S3 PVs for the
 // CSI driver s3Driver and reads Secrets, PVs and unlabelled PVCs through the
-// uncached apiReader. The client's cache must hold the PVCs PVCCacheSelector
+// uncached apiReader. The client's cache must hold the PVCs that carry PVCLabelKey
 // selects and must not cache ConfigMaps.
 func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, s3Driver string) *Reconciler {
 	if s3Driver == "" {
