@@ -31,9 +31,9 @@ const PVFinalizer = "tensorstack.dev/storageshim-pv"
 // so that the manager caches those PVCs and no others.
 const PVCLabelKey = "tensorstack.dev/storageshim"
 
-// Reconciler turns each StorageShim into a static PV for the
-// csi-s3 or ceph-csi driver and a PVC of the same name bound to it, and
-// reports the PVC's phase and every failure in the shim's status.
+// Reconciler turns each StorageShim into a static PV for the csi-s3 or
+// ceph-csi driver and a PVC of the same name bound to it, and reports the
+// PVC's phase and every failure in the shim's status.
 type Reconciler struct {
 	client client.Client
 	// secrets reads Secrets straight from the API server: the controller
