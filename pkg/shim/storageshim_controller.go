@@ -70,10 +70,10 @@ func (r *Reconciler) AllowCephFS(drivers, namespaces []string) *Reconciler {
 // is noticed at once.
 const failureRetry = 30 * time.Second
 
-// NewReconciler returns a reconciler that writes S3 PVs for the
-// CSI driver s3Driver and reads Secrets, PVs and unlabelled PVCs through the
-// uncached apiReader. The client's cache must hold the PVCs that carry PVCLabelKey
-// selects and must not cache ConfigMaps.
+// NewReconciler returns a reconciler that writes S3 PVs for the CSI driver
+// s3Driver and reads Secrets, PVs and unlabelled PVCs through the uncached
+// apiReader. The client's cache must hold the PVCs that carry PVCLabelKey
+// and must not cache ConfigMaps.
 func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, s3Driver string) *Reconciler {
 	if s3Driver == "" {
 		s3Driver = s3volume.DefaultDriverName
