@@ -69,7 +69,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs into deploy/crds and RBAC into deploy/rbac.
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./api/... output:crd:artifacts:config=deploy/crds
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=deploy/crds
 	$(CONTROLLER_GEN) rbac:roleName=accelstack-controllers paths=./pkg/... output:rbac:artifacts:config=deploy/rbac
 	hack/kustomize-list.sh deploy/crds deploy/rbac
 
