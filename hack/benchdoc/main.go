@@ -115,7 +115,10 @@ func runAll(benchDir string, programs []string) ([]section, error) {
 	}
 	sections := []section{{name: goTestSection, body: goTestBody(string(out))}}
 	for _, p := range programs {
-		pkg := "./" + filepath.ToSlash(filepath.Join(benchDir, p))
+		pkg := filepath.Join(benchDir, p)
+		if !filepath.IsAbs(pkg) {
+			pkg = "./" + filepath.ToSlash(pkg)
+		}
 		fmt.Println("=== go run " + pkg)
 		out, err := tee("go", "run", pkg)
 		if err != nil {
