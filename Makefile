@@ -69,7 +69,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs into deploy/crds and RBAC into deploy/rbac.
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./api/... output:crd:artifacts:config=deploy/crds
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=deploy/crds
 	$(CONTROLLER_GEN) rbac:roleName=accelstack-controllers paths=./pkg/... output:rbac:artifacts:config=deploy/rbac
 	hack/kustomize-list.sh deploy/crds deploy/rbac
 
@@ -111,14 +111,9 @@ test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration again
 	if [ $$unit -ne 0 ] || [ $$integ -ne 0 ]; then echo "unit packages: exit $$unit; integration: exit $$integ"; exit 1; fi
 
 .PHONY: bench
-bench: envtest-assets tools ## Run the Go benchmarks, then each bench program in test/bench/* (tables with the peer side by side).
+bench: envtest-assets tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
-		go test -run '^$$' -bench . -benchmem ./...
-	@for d in $$(ls -d test/bench/*/ 2>/dev/null); do \
-		echo "=== go run ./$$d"; \
-		KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
-			go run ./$$d || exit 1; \
-	done
+		go run ./hack/benchdoc -doc docs/benchmarks.md -bench-dir test/bench
 
 ##@ Local cluster
 

@@ -77,6 +77,9 @@ type GenericJobSpec struct {
 }
 
 // GenericJob runs replicas of free-form types with success and failure rules.
+//
+// accelstack serves this API but no controller reconciles it yet: a
+// GenericJob is stored and validated, and no pod is created for it.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=gj
 // +kubebuilder:subresource:status

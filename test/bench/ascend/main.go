@@ -1,5 +1,5 @@
 // Command ascend measures the Ascend device plugin against the fake
-// kubelet over real unix sockets and prints a table: Allocate round trips
+// kubelet over real unix sockets and prints a markdown table: Allocate round trips
 // (p50, p99) in plain mode on a simulated 910B node, and in Volcano mode
 // against a real kube-apiserver with the annotated pod already in the
 // informer cache (the Allocate includes the annotation write-back).
@@ -45,6 +45,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("volcano mode: %w", err)
 	}
+	fmt.Println("Ascend device plugin on a simulated 910B node, with the fake kubelet over unix sockets; Volcano mode against a real kube-apiserver.")
+	fmt.Println()
 	fmt.Println("| Ascend device plugin | n | p50 | p99 | target p99 |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| Allocate, plain mode (2 chips) | %d | %s | %s | < 1 ms |\n", len(plain), pct(plain, 50), pct(plain, 99))
