@@ -51,7 +51,7 @@ help: ## Show this help.
 
 .PHONY: run
 run: manifests envtest-assets tools build ## Start the embedded default: control plane with CRDs, controllers, node binaries (simulated), local S3.
-	go run ./hack/devenv --bin-dir=$(BIN_DIR) $(RUN_ARGS)
+	go run ./test/cmd/devenv --bin-dir=$(BIN_DIR) $(RUN_ARGS)
 
 ##@ Build
 
@@ -122,7 +122,7 @@ bench: envtest-assets tools ## Run the Go benchmarks, then each bench program in
 
 ##@ Local cluster
 
-CLUSTER := go run ./hack/cluster
+CLUSTER := go run ./test/cmd/cluster
 
 .PHONY: cluster-up
 cluster-up: envtest-assets tools ## Start the local single-node Kubernetes (root): control plane, containerd, kubelet, local images.
