@@ -61,6 +61,10 @@ build: $(addprefix build-,$(CMDS)) ## Build all binaries into bin/, version stam
 build-%: ## Build one binary, e.g. build-csi-s3.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$* ./cmd/$*
 
+.PHONY: images
+images: build $(RCLONE) ## Build an OCI image archive per binary into bin/images; IMAGES_ARGS="--registry=R --tag=T" renames them.
+	go run ./hack/images --bin-dir=$(BIN_DIR) --out-dir=$(BIN_DIR)/images --tool=rclone=$(RCLONE) $(IMAGES_ARGS)
+
 ##@ Code generation
 
 .PHONY: generate
