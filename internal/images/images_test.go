@@ -64,19 +64,28 @@ func TestDefinitionsCoverCmd(t *testing.T) {
 func TestDebianPackages(t *testing.T) {
 	dpkg, err := exec.LookPath("dpkg-query")
 	require(t, err == nil, "dpkg-query is missing: not a Debian machine")
+	var hostPaths []string
 	for _, d := range Definitions {
 		for _, p := range d.Programs {
-			if p.Tool != "" {
-				continue
+			if p.Host != "" {
+				hostPaths = append(hostPaths, p.Host)
 			}
-			out, err := exec.Command(dpkg, "-S", p.Host).CombinedOutput()
-			if err != nil {
-				t.Errorf("%s: dpkg-query -S %s: %v: %s", d.Binary, p.Host, err, out)
-				continue
-			}
-			pkg, _, _ := strings.Cut(strings.TrimSpace(string(out)), ":")
-			if pkg != p.Package {
-				t.Errorf("%s: %s comes from the Debian package %s, the definition says %s", d.Binary, p.Host, pkg, p.Package)
+		}
+	}
+	out, err := exec.Command(dpkg, append([]string{"-S"}, hostPaths...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dpkg-query -S %s: %v: %s", strings.Join(hostPaths, " "), err, out)
+	}
+	owner := map[string]string{} // path -> package
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if pkgs, path, ok := strings.Cut(line, ": "); ok {
+			owner[path] = pkgs
+		}
+	}
+	for _, d := range Definitions {
+		for _, p := range d.Programs {
+			if p.Host != "" && owner[p.Host] != p.Package {
+				t.Errorf("%s: %s comes from the Debian package %q, the definition says %s", d.Binary, p.Host, owner[p.Host], p.Package)
 			}
 		}
 		for _, f := range d.Files {

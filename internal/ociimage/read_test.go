@@ -206,4 +206,3 @@ func TestReadRejects(t *testing.T) {
 		t.Errorf("Read() of an unchanged copy: %v", err)
 	}
 }
-
