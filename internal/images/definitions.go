@@ -12,8 +12,9 @@ const (
 	Tag      = "latest"
 )
 
-// DebianRelease is the Debian release the images' programs come from: the
-// base of the Dockerfiles, and what `make images` expects of this machine.
+// DebianRelease is the Debian release the Dockerfiles install the images'
+// programs from; `make images` copies them from the build machine, on CI
+// this release.
 const DebianRelease = "bookworm"
 
 // Path is the PATH of every image.
@@ -24,7 +25,7 @@ const Path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 // all read it.
 var caCertificates = File{Path: "/etc/ssl/certs/ca-certificates.crt", Package: "ca-certificates"}
 
-// Definitions are the images of the binaries of cmd/, by binary name.
+// Definitions are the images of the binaries of cmd/, sorted by binary.
 var Definitions = []Definition{
 	{
 		Binary: "controllers",
