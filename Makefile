@@ -51,7 +51,7 @@ help: ## Show this help.
 
 .PHONY: run
 run: manifests envtest-assets tools build ## Start the embedded default: control plane with CRDs, controllers, node binaries (simulated), local S3.
-	go run ./hack/devenv --bin-dir=$(BIN_DIR) $(RUN_ARGS)
+	go run ./test/cmd/devenv --bin-dir=$(BIN_DIR) $(RUN_ARGS)
 
 ##@ Build
 
@@ -60,6 +60,10 @@ build: $(addprefix build-,$(CMDS)) ## Build all binaries into bin/, version stam
 
 build-%: ## Build one binary, e.g. build-csi-s3.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$* ./cmd/$*
+
+.PHONY: images
+images: build $(RCLONE) ## Build an OCI image archive per binary into bin/images; IMAGES_ARGS="--registry=R --tag=T" renames them.
+	go run ./hack/images --bin-dir=$(BIN_DIR) --out-dir=$(BIN_DIR)/images --tool=rclone=$(RCLONE) $(IMAGES_ARGS)
 
 ##@ Code generation
 
@@ -117,7 +121,7 @@ bench: envtest-assets tools ## Run the Go benchmarks and each bench program in t
 
 ##@ Local cluster
 
-CLUSTER := go run ./hack/cluster
+CLUSTER := go run ./test/cmd/cluster
 
 .PHONY: cluster-up
 cluster-up: envtest-assets tools ## Start the local single-node Kubernetes (root): control plane, containerd, kubelet, local images.

@@ -22,11 +22,11 @@ const (
 	gpuShared = "nvidia.com/gpu.shared"
 	ascend910 = "huawei.com/Ascend910"
 	// simulatorSocket is the NVIDIA simulator's control socket on the host
-	// (hack/cluster/manifests/device-plugin.yaml).
+	// (test/cluster/manifests/device-plugin.yaml).
 	simulatorSocket = "/run/accelstack/nvidia-simulator.sock"
 )
 
-// demoMachine is the allocatable of hack/cluster/manifests: a DGX A100 with
+// demoMachine is the allocatable of test/cluster/manifests: a DGX A100 with
 // GPUs 6 and 7 time-sliced 4 ways, and eight Ascend 910 chips.
 func demoMachine(a map[string]int64) bool {
 	return a[gpu] == 6 && a[gpuShared] == 8 && a[ascend910] == 8

@@ -1,4 +1,4 @@
-package image
+package ociimage
 
 import (
 	"archive/tar"
@@ -67,11 +67,12 @@ type imageConfig struct {
 }
 
 type containerConfig struct {
-	User       string   `json:"User,omitempty"`
-	Env        []string `json:"Env,omitempty"`
-	Entrypoint []string `json:"Entrypoint,omitempty"`
-	Cmd        []string `json:"Cmd,omitempty"`
-	WorkingDir string   `json:"WorkingDir,omitempty"`
+	User       string            `json:"User,omitempty"`
+	Env        []string          `json:"Env,omitempty"`
+	Entrypoint []string          `json:"Entrypoint,omitempty"`
+	Cmd        []string          `json:"Cmd,omitempty"`
+	WorkingDir string            `json:"WorkingDir,omitempty"`
+	Labels     map[string]string `json:"Labels,omitempty"`
 }
 
 type rootFS struct {
@@ -92,10 +93,6 @@ func Write(ctx context.Context, img Image, path string) (digest string, err erro
 	if err != nil {
 		return "", err
 	}
-	entries, err := layerEntries(img)
-	if err != nil {
-		return "", fmt.Errorf("image %s: %w", img.Ref, err)
-	}
 
 	// The layer goes to a temporary file next to path: its digest is needed
 	// before the layout can be written, and it may be too large for memory.
@@ -109,7 +106,7 @@ func Write(ctx context.Context, img Image, path string) (digest string, err erro
 	}()
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(layerFile, h)}
-	if err := writeLayer(ctx, cw, entries); err != nil {
+	if err := WriteLayer(ctx, img, cw); err != nil {
 		return "", fmt.Errorf("writing layer of %s: %w", img.Ref, err)
 	}
 	layer := descriptor{MediaType: mediaTypeLayer, Digest: "sha256:" + hex.EncodeToString(h.Sum(nil)), Size: cw.n}
@@ -127,6 +124,7 @@ func Write(ctx context.Context, img Image, path string) (digest string, err erro
 			Entrypoint: img.Entrypoint,
 			Cmd:        img.Cmd,
 			WorkingDir: img.WorkingDir,
+			Labels:     img.Labels,
 		},
 		RootFS: rootFS{Type: "layers", DiffIDs: []string{layer.Digest}},
 	})

@@ -1,4 +1,4 @@
-package image
+package cluster
 
 import (
 	"context"
@@ -6,16 +6,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/accelstack/accelstack/internal/ociimage"
 )
 
 // pausePackage is the package of the pause program, relative to the
 // repository root.
 const pausePackage = "./test/cluster/pause"
 
-// BuildPause builds the pause program of test/cluster/pause as a static,
+// buildPause builds the pause program of test/cluster/pause as a static,
 // stripped binary (CGO_ENABLED=0, -trimpath, -s -w) named "pause" in outDir
 // and returns its path. It runs the go command found on PATH.
-func BuildPause(ctx context.Context, repoRoot, outDir string) (binaryPath string, err error) {
+func buildPause(ctx context.Context, repoRoot, outDir string) (binaryPath string, err error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", fmt.Errorf("building pause: %w", err)
 	}
@@ -32,10 +34,11 @@ func BuildPause(ctx context.Context, repoRoot, outDir string) (binaryPath string
 	return out, nil
 }
 
-// Pause returns the pod sandbox image: the binary at pausePath (as built by
-// BuildPause) at /pause, run as 65535:65535 like the upstream pause image.
-func Pause(ref, pausePath string) Image {
-	img := Image{Ref: ref, Entrypoint: []string{"/pause"}, User: "65535:65535"}
+// pauseImage returns the pod sandbox image: the binary at pausePath (as
+// built by buildPause) at /pause, run as 65535:65535 like the upstream
+// pause image.
+func pauseImage(ref, pausePath string) ociimage.Image {
+	img := ociimage.Image{Ref: ref, Entrypoint: []string{"/pause"}, User: "65535:65535"}
 	img.AddFileMode(pausePath, "/pause", 0o755)
 	return img
 }

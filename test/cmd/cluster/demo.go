@@ -47,7 +47,7 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "hack", "cluster", "examples", "demo.yaml")); err != nil {
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "test", "cmd", "cluster", "examples", "demo.yaml")); err != nil {
 		return err
 	}
 	waits := [][]string{

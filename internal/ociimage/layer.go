@@ -1,4 +1,4 @@
-package image
+package ociimage
 
 import (
 	"archive/tar"
@@ -58,6 +58,18 @@ func layerEntries(img Image) (map[string]entry, error) {
 		}
 	}
 	return all, nil
+}
+
+// WriteLayer writes the root file system of img as a tar to w: the layer
+// that Write puts in the archive. Extracted as root, it lays the image's
+// files out in a directory, such as a Dockerfile stage that is then copied
+// into an image from scratch.
+func WriteLayer(ctx context.Context, img Image, w io.Writer) error {
+	entries, err := layerEntries(img)
+	if err != nil {
+		return err
+	}
+	return writeLayer(ctx, w, entries)
 }
 
 // writeLayer writes the entries as an uncompressed, deterministic tar: sorted

@@ -1,39 +1,42 @@
-package image
+package cluster
 
 import (
 	"context"
 	"debug/elf"
-	"os"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/accelstack/accelstack/internal/ociimage"
+	"github.com/accelstack/accelstack/test/harness"
 )
 
-// repoRoot returns the directory of the module's go.mod above this package.
-func repoRoot(t *testing.T) string {
+// readImage reads the archive at path back and indexes its layer by path.
+func readImage(t *testing.T, path string) (ociimage.Archive, map[string]ociimage.LayerEntry) {
 	t.Helper()
-	dir, err := os.Getwd()
+	a, err := ociimage.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
+	byPath := make(map[string]ociimage.LayerEntry, len(a.Layer))
+	for _, e := range a.Layer {
+		byPath[e.Path()] = e
 	}
+	return a, byPath
 }
 
 func TestBuildPause(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	bin, err := BuildPause(ctx, repoRoot(t), filepath.Join(t.TempDir(), "out"))
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := buildPause(ctx, root, filepath.Join(t.TempDir(), "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,33 +55,39 @@ func TestBuildPause(t *testing.T) {
 	}
 	f.Close()
 
-	// A static executable brings no libraries along.
-	var img Image
-	if err := img.AddExecutable(bin, "/pause"); err != nil {
+	// A static executable brings no libraries along: the layer holds
+	// /pause and the defaults of every image.
+	p := pauseImage("localhost/accelstack/pause:dev", bin)
+	if err := p.AddExecutable(bin, "/pause"); err != nil {
 		t.Fatal(err)
 	}
-	if len(img.entries) != 1 {
-		t.Errorf("AddExecutable(pause) added %v, want only /pause", img.entries)
-	}
-
-	p := Pause("localhost/accelstack/pause:dev", bin)
 	out := filepath.Join(t.TempDir(), "pause.tar")
-	if _, err := Write(ctx, p, out); err != nil {
+	if _, err := ociimage.Write(ctx, p, out); err != nil {
 		t.Fatal(err)
 	}
-	l := readLayout(t, out)
-	if e, ok := l.byPath["/pause"]; !ok || e.hdr.Mode != 0o755 || e.hdr.Size == 0 {
-		t.Errorf("/pause in the layer: %+v, present %v", e.hdr, ok)
+	a, byPath := readImage(t, out)
+	if got, want := slices.Sorted(maps.Keys(byPath)), []string{"/etc", "/etc/group", "/etc/passwd", "/pause", "/tmp"}; !slices.Equal(got, want) {
+		t.Errorf("pause layer holds %q, want %q", got, want)
 	}
-	if got := l.config.Config.Entrypoint; len(got) != 1 || got[0] != "/pause" {
+	if e := byPath["/pause"]; e.Header.Mode&0o111 == 0 || e.Header.Size == 0 {
+		t.Errorf("/pause in the layer: %+v", e.Header)
+	}
+	if got := a.Entrypoint; len(got) != 1 || got[0] != "/pause" {
 		t.Errorf("pause entrypoint = %q", got)
+	}
+	if a.User != "65535:65535" {
+		t.Errorf("pause user = %q, want 65535:65535", a.User)
 	}
 }
 
 func TestPauseExitsOnSignal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	bin, err := BuildPause(ctx, repoRoot(t), t.TempDir())
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := buildPause(ctx, root, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package image
+package ociimage
 
 import (
 	"archive/tar"
@@ -7,8 +7,6 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -22,142 +20,40 @@ import (
 	"time"
 )
 
-// layerFile is one entry of a layer as read back from a tarball.
-type layerFile struct {
-	hdr  *tar.Header
-	data []byte
-}
-
-// readTar returns the entries of the tar in r, in order.
-func readTar(t *testing.T, r io.Reader) []layerFile {
-	t.Helper()
-	var files []layerFile
-	tr := tar.NewReader(r)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files
-		}
-		if err != nil {
-			t.Fatalf("reading tar: %v", err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatalf("reading %s: %v", hdr.Name, err)
-		}
-		files = append(files, layerFile{hdr: hdr, data: data})
-	}
-}
-
 func sha256Digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// blob returns the blob that d points at, failing unless it exists under
-// its digest and its length and sha256 match d.
-func blob(t *testing.T, files map[string][]byte, d descriptor) []byte {
-	t.Helper()
-	b, ok := files["blobs/sha256/"+strings.TrimPrefix(d.Digest, "sha256:")]
-	if !ok {
-		t.Fatalf("no blob for %s", d.Digest)
-	}
-	if got := sha256Digest(b); got != d.Digest {
-		t.Errorf("blob %s has sha256 %s", d.Digest, got)
-	}
-	if int64(len(b)) != d.Size {
-		t.Errorf("blob %s is %d bytes, descriptor says %d", d.Digest, len(b), d.Size)
-	}
-	return b
-}
-
 // checkedLayout is a layout tarball read back and checked for consistency.
 type checkedLayout struct {
-	index    index
-	config   imageConfig
-	manifest manifest
-	layer    []layerFile
-	byPath   map[string]layerFile // by absolute image path
+	layout
+	byPath map[string]LayerEntry // by absolute image path
 }
 
 // readLayout opens the layout tarball at p and checks the chain of digests
 // from index.json down to the layer.
 func readLayout(t *testing.T, p string) checkedLayout {
 	t.Helper()
-	f, err := os.Open(p)
+	l, err := read(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	files := make(map[string][]byte)
-	for _, e := range readTar(t, f) {
-		files[e.hdr.Name] = e.data
-	}
-	var l checkedLayout
-	if got := string(files["oci-layout"]); got != `{"imageLayoutVersion":"1.0.0"}` {
-		t.Errorf("oci-layout = %q", got)
-	}
-	if err := json.Unmarshal(files["index.json"], &l.index); err != nil {
-		t.Fatalf("index.json: %v", err)
-	}
-	if l.index.SchemaVersion != 2 || len(l.index.Manifests) != 1 {
-		t.Fatalf("index.json = %s, want schemaVersion 2 and one manifest", files["index.json"])
-	}
-	md := l.index.Manifests[0]
-	if md.MediaType != mediaTypeManifest {
-		t.Errorf("index manifest mediaType = %q", md.MediaType)
-	}
-	if err := json.Unmarshal(blob(t, files, md), &l.manifest); err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
-	if l.manifest.Config.MediaType != mediaTypeConfig || len(l.manifest.Layers) != 1 || l.manifest.Layers[0].MediaType != mediaTypeLayer {
-		t.Fatalf("manifest = %+v, want an OCI config and one uncompressed layer", l.manifest)
-	}
-	if err := json.Unmarshal(blob(t, files, l.manifest.Config), &l.config); err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	layer := blob(t, files, l.manifest.Layers[0])
-	if want := []string{sha256Digest(layer)}; !slices.Equal(l.config.RootFS.DiffIDs, want) || l.config.RootFS.Type != "layers" {
-		t.Errorf("config rootfs = %+v, want layers %q", l.config.RootFS, want)
-	}
-	l.layer = readTar(t, bytes.NewReader(layer))
-	l.byPath = make(map[string]layerFile)
+	c := checkedLayout{layout: l, byPath: make(map[string]LayerEntry)}
 	for _, e := range l.layer {
-		l.byPath[cleanPath(e.hdr.Name)] = e
+		c.byPath[e.Path()] = e
 	}
-	return l
+	return c
 }
 
-// resolve follows symlinks within the layer as the kernel would inside the
-// container and returns the entry that p finally names.
-func (l checkedLayout) resolve(t *testing.T, p string) layerFile {
+// resolve is Archive.Resolve that fails the test on an error.
+func (l checkedLayout) resolve(t *testing.T, p string) LayerEntry {
 	t.Helper()
-	orig := p
-	for range maxSymlinks {
-		parts := strings.Split(strings.TrimPrefix(path.Clean(p), "/"), "/")
-		cur, restart := "/", false
-		for i, part := range parts {
-			cur = path.Join(cur, part)
-			e, ok := l.byPath[cur]
-			if !ok {
-				t.Fatalf("resolving %s: %s is not in the layer", orig, cur)
-			}
-			if e.hdr.Typeflag != tar.TypeSymlink {
-				continue
-			}
-			target := e.hdr.Linkname
-			if !path.IsAbs(target) {
-				target = path.Join(path.Dir(cur), target)
-			}
-			p, restart = path.Join(append([]string{target}, parts[i+1:]...)...), true
-			break
-		}
-		if !restart {
-			return l.byPath[cur]
-		}
+	e, err := (&Archive{Layer: l.layer}).Resolve(p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("resolving %s: too many symlinks", orig)
-	return layerFile{}
+	return e
 }
 
 func TestWrite(t *testing.T) {
@@ -229,17 +125,17 @@ func TestWrite(t *testing.T) {
 	// its children.
 	seen := map[string]bool{"/": true}
 	for i, e := range l.layer {
-		p := cleanPath(e.hdr.Name)
-		if i > 0 && cleanPath(l.layer[i-1].hdr.Name) >= p {
-			t.Errorf("entry %s follows %s: not sorted", p, l.layer[i-1].hdr.Name)
+		p := cleanPath(e.Header.Name)
+		if i > 0 && cleanPath(l.layer[i-1].Header.Name) >= p {
+			t.Errorf("entry %s follows %s: not sorted", p, l.layer[i-1].Header.Name)
 		}
-		if e.hdr.Uid != 0 || e.hdr.Gid != 0 || !e.hdr.ModTime.Equal(time.Unix(0, 0)) {
-			t.Errorf("entry %s: uid %d gid %d mtime %v, want 0 0 epoch", p, e.hdr.Uid, e.hdr.Gid, e.hdr.ModTime)
+		if e.Header.Uid != 0 || e.Header.Gid != 0 || !e.Header.ModTime.Equal(time.Unix(0, 0)) {
+			t.Errorf("entry %s: uid %d gid %d mtime %v, want 0 0 epoch", p, e.Header.Uid, e.Header.Gid, e.Header.ModTime)
 		}
 		if !seen[path.Dir(p)] {
 			t.Errorf("entry %s comes before its parent directory", p)
 		}
-		if e.hdr.Typeflag == tar.TypeDir {
+		if e.Header.Typeflag == tar.TypeDir {
 			seen[p] = true
 		}
 	}
@@ -275,13 +171,13 @@ func TestWrite(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is not in the layer", tt.path)
 			}
-			got := string(e.data)
+			got := string(e.Data)
 			if tt.typeflag == tar.TypeSymlink {
-				got = e.hdr.Linkname
+				got = e.Header.Linkname
 			}
-			if e.hdr.Typeflag != tt.typeflag || e.hdr.Mode != tt.mode || got != tt.data {
+			if e.Header.Typeflag != tt.typeflag || e.Header.Mode != tt.mode || got != tt.data {
 				t.Errorf("%s: type %c mode %o data %.40q; want type %c mode %o data %.40q",
-					tt.path, e.hdr.Typeflag, e.hdr.Mode, got, tt.typeflag, tt.mode, tt.data)
+					tt.path, e.Header.Typeflag, e.Header.Mode, got, tt.typeflag, tt.mode, tt.data)
 			}
 		})
 	}
@@ -323,9 +219,9 @@ func TestWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := l.resolve(t, lib)
-		if e.hdr.Typeflag != tar.TypeReg || !bytes.Equal(e.data, want) {
+		if e.Header.Typeflag != tar.TypeReg || !bytes.Equal(e.Data, want) {
 			t.Errorf("%s resolves in the layer to %s (type %c, %d bytes), want a copy of the host file (%d bytes)",
-				lib, e.hdr.Name, e.hdr.Typeflag, len(e.data), len(want))
+				lib, e.Header.Name, e.Header.Typeflag, len(e.Data), len(want))
 		}
 	}
 }
@@ -339,13 +235,13 @@ func TestWriteDefaultsOverridden(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := readLayout(t, out)
-	if got := string(l.byPath["/etc/passwd"].data); got != "root:x:0:0::/:/bin/sh\n" {
+	if got := string(l.byPath["/etc/passwd"].Data); got != "root:x:0:0::/:/bin/sh\n" {
 		t.Errorf("/etc/passwd = %q, want the image's own", got)
 	}
-	if got := string(l.byPath["/etc/group"].data); got != defaultGroup {
+	if got := string(l.byPath["/etc/group"].Data); got != defaultGroup {
 		t.Errorf("/etc/group = %q, want the default", got)
 	}
-	if got := l.byPath["/tmp"].hdr.Mode; got != 0o700 {
+	if got := l.byPath["/tmp"].Header.Mode; got != 0o700 {
 		t.Errorf("/tmp mode = %o, want the image's own 700", got)
 	}
 }

@@ -3,8 +3,8 @@
 // machine, with no Docker and no registry.
 //
 //	cluster up       start it (a no-op when it runs; cleans up a crashed one)
-//	cluster install  apply accelstack's manifests (hack/cluster/manifests)
-//	cluster demo     up, install, then the examples of hack/cluster/examples
+//	cluster install  apply accelstack's manifests (test/cluster/manifests)
+//	cluster demo     up, install, then the examples of test/cmd/cluster/examples
 //	cluster status   say whether it runs
 //	cluster down     stop it and leave the host as up found it
 package main

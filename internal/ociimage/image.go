@@ -1,4 +1,4 @@
-package image
+package ociimage
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ import (
 // [Image.Clone], not by assignment, before changing the copy.
 type Image struct {
 	// Ref is the full image reference with a tag, e.g.
-	// "localhost/accelstack/csi-s3:dev". containerd names the imported image
-	// after it.
+	// "ghcr.io/accelstack/csi-s3:latest". containerd and podman name the
+	// loaded image after it.
 	Ref string
 	// Entrypoint is the command the container runs.
 	Entrypoint []string
@@ -35,6 +35,9 @@ type Image struct {
 	// Architecture is the GOARCH-style CPU architecture recorded in the
 	// image config; empty means the architecture of this program.
 	Architecture string
+	// Labels are the image config's labels, such as
+	// org.opencontainers.image.version.
+	Labels map[string]string
 
 	entries map[string]entry
 }
@@ -97,6 +100,7 @@ func (img Image) Clone() Image {
 	c.Entrypoint = slices.Clone(img.Entrypoint)
 	c.Cmd = slices.Clone(img.Cmd)
 	c.Env = slices.Clone(img.Env)
+	c.Labels = maps.Clone(img.Labels)
 	c.entries = maps.Clone(img.entries)
 	return c
 }
