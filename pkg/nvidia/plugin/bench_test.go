@@ -1,4 +1,4 @@
-package nvidia_test
+package plugin_test
 
 import (
 	"context"
@@ -9,22 +9,19 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
-	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // benchPlugin runs an in-process plugin and returns its kubelet-side view.
 func benchPlugin(b *testing.B, config, resource string) *kubelet.Plugin {
-	dir, err := os.MkdirTemp("", "dpb")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testutil.ShortDir(b)
 	k, err := kubelet.Start(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := nvidia.DefaultOptions()
+	o := plugin.DefaultOptions()
 	o.Backend, o.Simulate = "simulated", "dgxa100"
 	if config != "" {
 		o.ConfigFile = filepath.Join(dir, "config.yaml")
@@ -32,7 +29,7 @@ func benchPlugin(b *testing.B, config, resource string) *kubelet.Plugin {
 			b.Fatal(err)
 		}
 	}
-	v, err := nvidia.NewVendor(o)
+	v, err := plugin.NewVendor(o)
 	if err != nil {
 		b.Fatal(err)
 	}

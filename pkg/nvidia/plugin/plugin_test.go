@@ -1,4 +1,4 @@
-package nvidia_test
+package plugin_test
 
 import (
 	"context"
@@ -18,48 +18,32 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
-	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testEnv is a running plugin in front of a fake kubelet.
 type testEnv struct {
 	kubelet *kubelet.Kubelet
-	vendor  *nvidia.Vendor
+	vendor  *plugin.Vendor
 	events  chan deviceplugin.Event
 	stop    func()
 }
 
-// testCtx bounds every wait; it is a safety net, not an assertion.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func shortDir(t *testing.T) string {
-	// Unix socket paths are limited to 108 bytes; t.TempDir can be longer.
-	dir, err := os.MkdirTemp("", "dp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func startPlugin(t *testing.T, o nvidia.Options) *testEnv {
+func startPlugin(t *testing.T, o plugin.Options) *testEnv {
 	t.Helper()
-	dir := shortDir(t)
+	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := nvidia.NewVendor(o)
+	v, err := plugin.NewVendor(o)
 	if err != nil {
 		k.Stop()
 		t.Fatalf("NewVendor: %v", err)
 	}
-	m := deviceplugin.New(deviceplugin.Config{Vendor: "nvidia", Backend: o.Backend, PluginDir: dir,
+	m := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: "nvidia", Backend: o.Backend, PluginDir: dir,
 		ConfigFile: o.ConfigFile, FailOnInitError: true}, v)
 	events := make(chan deviceplugin.Event, 1024)
 	m.Observe(func(e deviceplugin.Event) { events <- e })
@@ -81,8 +65,8 @@ func startPlugin(t *testing.T, o nvidia.Options) *testEnv {
 	return env
 }
 
-func simOptions(t *testing.T, profile string) nvidia.Options {
-	o := nvidia.DefaultOptions()
+func simOptions(t *testing.T, profile string) plugin.Options {
+	o := plugin.DefaultOptions()
 	o.Backend = "simulated"
 	o.Simulate = profile
 	o.HealthWait = 20 * time.Millisecond
@@ -155,7 +139,7 @@ func TestResourcesPerProfileAndStrategy(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			o := simOptions(t, tc.profile)
 			o.MigStrategy = tc.strategy
 			if tc.config != "" {
@@ -165,7 +149,7 @@ func TestResourcesPerProfileAndStrategy(t *testing.T) {
 				}
 			}
 			if tc.wantErr != "" {
-				v, err := nvidia.NewVendor(o)
+				v, err := plugin.NewVendor(o)
 				if err == nil {
 					_, err = v.Start(ctx)
 					_ = v.Stop()
@@ -208,7 +192,7 @@ func ids(devs []*pluginapi.Device) []string {
 }
 
 func TestAllocateOverSocket(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	o := simOptions(t, "dgxa100")
 	o.ConfigFile = filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(o.ConfigFile, []byte(`version: v1
@@ -326,7 +310,7 @@ func health(devs []*pluginapi.Device, id string) string {
 }
 
 func TestXIDUnhealthyThenRecovery(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	o := simOptions(t, "dgxa100-mig-mixed")
 	o.MigStrategy = "mixed"
 	o.HealthQuietPeriod = 100 * time.Millisecond
@@ -408,7 +392,7 @@ func TestXIDUnhealthyThenRecovery(t *testing.T) {
 }
 
 func TestHealthChecksDisabled(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	o := simOptions(t, "dgxh100")
 	o.DisableHealthChecks = "all"
 	env := startPlugin(t, o)
@@ -445,7 +429,7 @@ func socketsIn(t *testing.T, dir string) []string {
 }
 
 func TestKubeletRestartRepeated(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	o := simOptions(t, "dgxa100-mig-mixed")
 	o.MigStrategy = "mixed"
 	env := startPlugin(t, o)
@@ -514,7 +498,7 @@ func waitReload(t *testing.T, ctx context.Context, env *testEnv) deviceplugin.Ev
 }
 
 func TestConfigReload(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	o := simOptions(t, "dgxa100")
 	dir := t.TempDir()
 	o.ConfigFile = filepath.Join(dir, "config.yaml")

@@ -1,4 +1,4 @@
-package nvidia
+package plugin
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	configv1 "github.com/accelstack/accelstack/api/config/v1"
 	"github.com/accelstack/accelstack/pkg/mig"
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 // replicaSep separates a device ID from its replica number: <uuid>::<n>.
@@ -17,7 +18,7 @@ const replicaSep = "::"
 // advertised is one ID the kubelet sees: a device or one of its replicas.
 type advertised struct {
 	id      string
-	dev     *Device
+	dev     *nvidia.Device
 	replica int // -1 when not replicated
 }
 
@@ -30,13 +31,13 @@ type resourceSpec struct {
 }
 
 // buildResources applies the MIG strategy, then time-slicing.
-func buildResources(m *Machine, s Settings, logger klog.Logger) ([]*resourceSpec, error) {
-	assign, err := mig.Assign(s.MigStrategy, m.migGPUs())
+func buildResources(m *nvidia.Machine, s nvidia.Settings, logger klog.Logger) ([]*resourceSpec, error) {
+	assign, err := mig.Assign(s.MigStrategy, m.MIGGPUs())
 	if err != nil {
 		return nil, err
 	}
 	all := m.Devices()
-	base := map[string][]*Device{}
+	base := map[string][]*nvidia.Device{}
 	for name, ids := range assign {
 		for _, id := range ids {
 			base[name] = append(base[name], all[id])
@@ -116,7 +117,7 @@ func buildResources(m *Machine, s Settings, logger klog.Logger) ([]*resourceSpec
 }
 
 // checkSelection refuses device selectors that match no device.
-func checkSelection(r configv1.ReplicatedResource, devs []*Device, i int) error {
+func checkSelection(r configv1.ReplicatedResource, devs []*nvidia.Device, i int) error {
 	if r.Devices.All {
 		return nil
 	}
@@ -133,7 +134,7 @@ func checkSelection(r configv1.ReplicatedResource, devs []*Device, i int) error 
 	return nil
 }
 
-func selected(sel configv1.ReplicatedDevices, d *Device) bool {
+func selected(sel configv1.ReplicatedDevices, d *nvidia.Device) bool {
 	if sel.All || len(sel.List) == 0 {
 		return true
 	}

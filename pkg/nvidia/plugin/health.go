@@ -1,4 +1,4 @@
-package nvidia
+package plugin
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 // healthMonitor tracks device health from NVML XID events and heals
 // devices that stay quiet for a period and pass an NVML check.
 type healthMonitor struct {
 	lib     nvml.Interface
-	machine *Machine
-	state   *HealthState
+	machine *nvidia.Machine
+	state   *nvidia.HealthState
 	wait    time.Duration
 	logger  klog.Logger
 
@@ -27,10 +29,10 @@ type healthMonitor struct {
 	done chan struct{}
 }
 
-func newHealthMonitor(ctx context.Context, lib nvml.Interface, m *Machine, o Options) *healthMonitor {
+func newHealthMonitor(ctx context.Context, lib nvml.Interface, m *nvidia.Machine, o Options) *healthMonitor {
 	return &healthMonitor{
 		lib: lib, machine: m,
-		state:  NewHealthState(o.Policy()),
+		state:  nvidia.NewHealthState(o.Policy()),
 		wait:   o.HealthWait,
 		logger: klog.FromContext(ctx).WithName("health"),
 	}
@@ -134,7 +136,7 @@ func (h *healthMonitor) loop(es nvml.EventSet) {
 }
 
 func (h *healthMonitor) handle(ev nvml.EventData) {
-	x, ok := XIDEventFromNVML(ev, time.Now())
+	x, ok := nvidia.XIDEventFromNVML(ev, time.Now())
 	if !ok {
 		return
 	}
@@ -142,12 +144,12 @@ func (h *healthMonitor) handle(ev nvml.EventData) {
 		h.logger.V(2).Info("Ignoring XID", "xid", x.XID)
 		return
 	}
-	for _, uuid := range AffectedDevices(h.machine, x) {
+	for _, uuid := range nvidia.AffectedDevices(h.machine, x) {
 		h.markUnhealthy(uuid, x.XID, "XID event")
 	}
 }
 
-func (h *healthMonitor) markGPU(g GPU, xid uint64, reason string) {
+func (h *healthMonitor) markGPU(g nvidia.GPU, xid uint64, reason string) {
 	h.markUnhealthy(g.UUID, xid, reason)
 	for _, d := range g.MIGDevices {
 		h.markUnhealthy(d.UUID, xid, reason)
@@ -170,7 +172,7 @@ func (h *healthMonitor) markUnhealthy(uuid string, xid uint64, reason string) {
 // an NVML check.
 func (h *healthMonitor) tryRecover() {
 	healed := h.state.Recover(time.Now(), func(uuid string) error {
-		err := CheckDevice(h.lib, h.machine, uuid)
+		err := nvidia.CheckDevice(h.lib, h.machine, uuid)
 		if err != nil {
 			h.logger.V(2).Info("Device still failing its check", "uuid", uuid, "err", err.Error())
 		}
@@ -187,39 +189,4 @@ func (h *healthMonitor) tryRecover() {
 		h.logger.Info("Device healthy again", "uuid", uuid, "quietPeriod", h.state.Policy().QuietPeriod, "recoveries", n)
 	}
 	h.changed()
-}
-
-func checkGPU(lib nvml.Interface, uuid string) error {
-	d, ret := lib.DeviceGetHandleByUUID(uuid)
-	if ret != nvml.SUCCESS {
-		return nvmlError("opening "+uuid, ret)
-	}
-	if _, ret := d.GetMemoryInfo(); ret != nvml.SUCCESS {
-		return nvmlError("reading memory of "+uuid, ret)
-	}
-	return nil
-}
-
-func checkMIG(lib nvml.Interface, parent, uuid string) error {
-	p, ret := lib.DeviceGetHandleByUUID(parent)
-	if ret != nvml.SUCCESS {
-		return nvmlError("opening "+parent, ret)
-	}
-	max, ret := p.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
-		return nvmlError("counting MIG devices of "+parent, ret)
-	}
-	for j := 0; j < max; j++ {
-		m, ret := p.GetMigDeviceHandleByIndex(j)
-		if ret != nvml.SUCCESS {
-			continue
-		}
-		if u, _ := m.GetUUID(); u == uuid {
-			if _, ret := m.GetMemoryInfo(); ret != nvml.SUCCESS {
-				return nvmlError("reading memory of "+uuid, ret)
-			}
-			return nil
-		}
-	}
-	return nvmlError("finding "+uuid, nvml.ERROR_NOT_FOUND)
 }

@@ -3,7 +3,6 @@ package deviceplugin
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,38 +28,10 @@ func TestSocketName(t *testing.T) {
 	}
 }
 
-func TestListenUnixMode(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "x.sock")
-	if err := os.WriteFile(path, nil, 0o666); err != nil { // a stale file is replaced
-		t.Fatal(err)
-	}
-	l, err := listenUnix(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
-		t.Errorf("socket mode = %v, want a 0600 socket", fi.Mode())
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("directory holds %d entries, want only the socket", len(entries))
-	}
-}
-
 // failingVendor fails Start.
 type failingVendor struct{ NullVendor }
 
-func (failingVendor) Start(context.Context) ([]ResourceManager, error) {
+func (failingVendor) Start(context.Context) ([]Resource, error) {
 	return nil, errors.New("no library")
 }
 
@@ -74,15 +45,15 @@ func TestRunInitFailure(t *testing.T) {
 	// With FailOnInitError false it idles until the context ends.
 	cfg.FailOnInitError = false
 	ctx, cancel := context.WithCancel(context.Background())
-	m := New(cfg, failingVendor{NullVendor{VendorName: "nvidia"}})
+	sup := NewSupervisor(cfg, failingVendor{NullVendor{VendorName: "nvidia"}})
 	served := make(chan struct{}, 1)
-	m.Observe(func(e Event) {
+	sup.Observe(func(e Event) {
 		if e.Kind == EventServed {
 			served <- struct{}{}
 		}
 	})
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
+	go func() { done <- sup.Run(ctx) }()
 	select {
 	case <-served:
 	case <-time.After(time.Minute):
@@ -97,21 +68,21 @@ func TestRunInitFailure(t *testing.T) {
 	}
 }
 
-// plainErrRM returns an error without a gRPC code from Allocate.
-type plainErrRM struct{}
+// plainErrResource returns an error without a gRPC code from Allocate.
+type plainErrResource struct{}
 
-func (plainErrRM) Resource() string             { return "example.com/dev" }
-func (plainErrRM) Devices() []*pluginapi.Device { return nil }
-func (plainErrRM) Changes() <-chan struct{}     { return nil }
-func (plainErrRM) Allocate(context.Context, []string) (*pluginapi.ContainerAllocateResponse, error) {
+func (plainErrResource) Name() string                 { return "example.com/dev" }
+func (plainErrResource) Devices() []*pluginapi.Device { return nil }
+func (plainErrResource) Changes() <-chan struct{}     { return nil }
+func (plainErrResource) Allocate(context.Context, []string) (*pluginapi.ContainerAllocateResponse, error) {
 	return nil, errors.New("boom")
 }
-func (plainErrRM) GetPreferredAllocation(context.Context, []string, []string, int) ([]string, error) {
+func (plainErrResource) GetPreferredAllocation(context.Context, []string, []string, int) ([]string, error) {
 	return nil, status.Error(codes.InvalidArgument, "bad")
 }
 
 func TestServerErrors(t *testing.T) {
-	s := &server{rm: plainErrRM{}, watchers: map[chan struct{}]struct{}{}}
+	s := &server{res: plainErrResource{}, watchers: map[chan struct{}]struct{}{}}
 	_, err := s.Allocate(context.Background(), &pluginapi.AllocateRequest{})
 	if status.Code(err) != codes.InvalidArgument {
 		t.Errorf("empty Allocate = %v, want InvalidArgument", err)

@@ -1,4 +1,4 @@
-package nvidia
+package plugin
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	configv1 "github.com/accelstack/accelstack/api/config/v1"
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 // Container-side names used by Allocate.
@@ -22,7 +23,7 @@ const (
 // validateRequest checks one container request against the advertised
 // IDs and returns the distinct devices in request order. Errors are gRPC
 // InvalidArgument errors naming the offending ID.
-func validateRequest(r *resourceSpec, byID map[string]*advertised, ids []string) ([]*Device, error) {
+func validateRequest(r *resourceSpec, byID map[string]*advertised, ids []string) ([]*nvidia.Device, error) {
 	if len(ids) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "request for %s has no device IDs", r.name)
 	}
@@ -31,7 +32,7 @@ func validateRequest(r *resourceSpec, byID map[string]*advertised, ids []string)
 			"request for %d %s devices refused: sharing.timeSlicing.failRequestsGreaterThanOne allows at most 1 replica per container", len(ids), r.name)
 	}
 	seen := map[string]bool{}
-	var devs []*Device
+	var devs []*nvidia.Device
 	seenDev := map[string]bool{}
 	for _, id := range ids {
 		a, ok := byID[id]
@@ -53,7 +54,7 @@ func validateRequest(r *resourceSpec, byID map[string]*advertised, ids []string)
 // containerResponse tells the NVIDIA container runtime which devices to
 // expose, by environment variable or by volume mounts, and optionally
 // passes the device nodes themselves.
-func containerResponse(devs []*Device, s Settings, devRoot string) *pluginapi.ContainerAllocateResponse {
+func containerResponse(devs []*nvidia.Device, s nvidia.Settings, devRoot string) *pluginapi.ContainerAllocateResponse {
 	ids := make([]string, len(devs))
 	for i, d := range devs {
 		ids[i] = d.ID(s.DeviceIDStrategy)
@@ -79,7 +80,7 @@ func containerResponse(devs []*Device, s Settings, devRoot string) *pluginapi.Co
 }
 
 // deviceSpecs lists the control devices and each GPU's /dev/nvidia<minor>.
-func deviceSpecs(devs []*Device, devRoot string) []*pluginapi.DeviceSpec {
+func deviceSpecs(devs []*nvidia.Device, devRoot string) []*pluginapi.DeviceSpec {
 	paths := []string{"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset"}
 	seen := map[int]bool{}
 	for _, d := range devs {

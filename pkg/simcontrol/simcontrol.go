@@ -1,4 +1,10 @@
-package deviceplugin
+// Package simcontrol is the control socket of the simulated device
+// backends (pkg/nvidia/simulator, pkg/ascend/simulator): a line protocol
+// through which tests and benchmarks change the simulated devices while
+// the device plugin runs (--simulate-control-socket). It knows nothing of
+// the commands, which belong to each simulator, and is a leaf so that the
+// simulators do not link the device plugin.
+package simcontrol
 
 import (
 	"bufio"
@@ -11,31 +17,32 @@ import (
 	"sync"
 
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/unixsock"
 )
 
-// ControlServer serves the control socket of a simulated plugin, through
-// which tests and benchmarks change the simulated devices while the plugin
-// runs. The protocol is line based: a client writes one command per line,
-// and the server answers each line, in order and on the same connection,
-// with one line: "ok" when the handler accepted the command, or
-// "error: <reason>" with the handler's error otherwise. A connection may
-// carry any number of commands. The command syntax belongs to the vendor's
-// handler; the server only splits lines.
-type ControlServer struct {
+// Server serves the control socket of a simulated device backend. The
+// protocol is line based: a client writes one command per line, and the
+// server answers each line, in order and on the same connection, with one
+// line: "ok" when the handler accepted the command, or "error: <reason>"
+// with the handler's error otherwise. A connection may carry any number of
+// commands. The command syntax belongs to the simulator's handler; the
+// server only splits lines.
+type Server struct {
 	l    net.Listener
 	path string
 	wg   sync.WaitGroup
 }
 
-// ServeControl listens on a unix socket at path that only the owner can use
+// Serve listens on a unix socket at path that only the owner can use
 // (mode 0600), replacing a stale one, and passes every line received to
 // handle until Close. handle may be called from several goroutines at once.
-func ServeControl(ctx context.Context, path string, handle func(line string) error) (*ControlServer, error) {
-	l, err := listenUnix(path)
+func Serve(ctx context.Context, path string, handle func(line string) error) (*Server, error) {
+	l, err := unixsock.Listen(path)
 	if err != nil {
 		return nil, fmt.Errorf("serving simulator control socket: %w", err)
 	}
-	c := &ControlServer{l: l, path: path}
+	c := &Server{l: l, path: path}
 	logger := klog.FromContext(ctx)
 	c.wg.Add(1)
 	go func() {
@@ -59,7 +66,7 @@ func ServeControl(ctx context.Context, path string, handle func(line string) err
 	return c, nil
 }
 
-func (c *ControlServer) serveConn(conn net.Conn, handle func(line string) error) {
+func (c *Server) serveConn(conn net.Conn, handle func(line string) error) {
 	sc := bufio.NewScanner(conn)
 	for sc.Scan() {
 		reply := "ok"
@@ -74,15 +81,15 @@ func (c *ControlServer) serveConn(conn net.Conn, handle func(line string) error)
 
 // Close stops accepting, waits for open connections to end and removes
 // the socket.
-func (c *ControlServer) Close() {
+func (c *Server) Close() {
 	c.l.Close()
 	c.wg.Wait()
 	_ = os.Remove(c.path)
 }
 
-// SendControl sends one command to the control socket at path and returns
-// nil on "ok", or the reason of an "error: <reason>" answer as an error.
-func SendControl(path, command string) error {
+// Send sends one command to the control socket at path and returns nil on
+// "ok", or the reason of an "error: <reason>" answer as an error.
+func Send(path, command string) error {
 	conn, err := net.Dial("unix", path)
 	if err != nil {
 		return fmt.Errorf("dialing simulator control socket: %w", err)

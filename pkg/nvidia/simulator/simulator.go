@@ -1,4 +1,4 @@
-package nvidia
+package simulator
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 // Simulator is a simulated NVIDIA machine: one of go-nvml's mock DGX
@@ -27,7 +29,7 @@ type Simulator struct {
 	sets  map[*simEventSet]struct{}
 	lost  map[string]bool           // UUIDs whose NVML queries fail
 	migs  map[string][]*mock.Device // parent UUID -> MIG device handles
-	stats map[string]Stats
+	stats map[string]nvidia.Stats
 	// energy integrates each GPU's power draw into its energy counter.
 	energy map[string]*energyMeter
 }
@@ -98,10 +100,10 @@ var giProfileBySlices = map[int][2]int{
 	7: {nvml.GPU_INSTANCE_PROFILE_7_SLICE, nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE},
 }
 
-// NewSimulator builds the named simulated machine (see Profiles). GPUs
+// New builds the named simulated machine (see Profiles). GPUs
 // 0-3 sit on NUMA node 0 and 4-7 on node 1; every GPU pair is connected
 // through NVSwitch.
-func NewSimulator(name string) (*Simulator, error) {
+func New(name string) (*Simulator, error) {
 	p, ok := profiles[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown simulated profile %q: must be one of %s", name, strings.Join(Profiles(), ", "))
@@ -118,11 +120,11 @@ func NewSimulator(name string) (*Simulator, error) {
 	return newSimulator(name, p.newServer(), p.layouts, nvlink, numa)
 }
 
-// NewCustomSimulator builds a machine from a mock server, MIG layouts,
+// NewCustom builds a machine from a mock server, MIG layouts,
 // an NVLink matrix and a NUMA mapping; tests use it for topologies the
 // DGX profiles do not have. The GPUs keep the UUIDs srv gave them; MIG
 // device UUIDs and serial numbers are derived from those.
-func NewCustomSimulator(srv *server.Server, layouts map[int][]int, nvlink [][]bool, numa func(int) int) (*Simulator, error) {
+func NewCustom(srv *server.Server, layouts map[int][]int, nvlink [][]bool, numa func(int) int) (*Simulator, error) {
 	return newSimulator("", srv, layouts, nvlink, numa)
 }
 
@@ -136,7 +138,7 @@ func newSimulator(name string, srv *server.Server, layouts map[int][]int, nvlink
 		sets:   map[*simEventSet]struct{}{},
 		lost:   map[string]bool{},
 		migs:   map[string][]*mock.Device{},
-		stats:  map[string]Stats{},
+		stats:  map[string]nvidia.Stats{},
 		energy: map[string]*energyMeter{},
 	}
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return s.newEventSet(), nvml.SUCCESS }
@@ -156,7 +158,7 @@ func newSimulator(name string, srv *server.Server, layouts map[int][]int, nvlink
 				return nil, fmt.Errorf("GPU %d: %w", i, err)
 			}
 		}
-		s.stats[d.UUID] = Stats{
+		s.stats[d.UUID] = nvidia.Stats{
 			GPUUtilization: uint32(10 * i % 100), MemoryUtilization: uint32(5 * i % 100),
 			TemperatureC: 30 + uint32(i), PowerMilliwatts: 60000 + 1000*uint32(i),
 			SMClockMHz: 1410, MemoryClockMHz: 1215,
@@ -358,7 +360,7 @@ func (s *Simulator) SetLost(id string, lost bool) error {
 		return err
 	}
 	uuid := gpu.UUID
-	if gi != AllInstances {
+	if gi != nvidia.AllInstances {
 		uuid, _ = s.migUUID(gpu.UUID, gi)
 	}
 	s.mu.Lock()
@@ -374,11 +376,11 @@ func (s *Simulator) resolve(id string) (*server.Device, uint32, uint32, error) {
 	for i, h := range s.Devices {
 		d := h.(*server.Device)
 		if id == d.UUID || id == fmt.Sprint(i) {
-			return d, AllInstances, AllInstances, nil
+			return d, nvidia.AllInstances, nvidia.AllInstances, nil
 		}
 		for j, md := range s.migs[d.UUID] {
 			uuid, _ := md.GetUUID()
-			if id == uuid || id == migIndex(i, j) {
+			if id == uuid || id == nvidia.MIGIndex(i, j) {
 				gi, _ := md.GetGpuInstanceId()
 				ci, _ := md.GetComputeInstanceId()
 				return d, uint32(gi), uint32(ci), nil
@@ -410,7 +412,7 @@ func (s *Simulator) isLost(uuid string) bool {
 // simulated GPU reports every reading). The energy counter integrates the
 // power draw over time; a non-zero st.EnergyMillijoules restarts it from
 // that value.
-func (s *Simulator) SetStats(uuid string, st Stats) {
+func (s *Simulator) SetStats(uuid string, st nvidia.Stats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -442,7 +444,7 @@ func (s *Simulator) energyLocked(uuid string, now time.Time) uint64 {
 	return m.millijoules + uint64(s.stats[uuid].PowerMilliwatts)*ms/1000
 }
 
-func (s *Simulator) statsOf(uuid string) Stats {
+func (s *Simulator) statsOf(uuid string) nvidia.Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stats[uuid]
@@ -460,7 +462,7 @@ type simEventSet struct {
 func (s *Simulator) newEventSet() *simEventSet {
 	es := &simEventSet{devices: map[string]*server.Device{}, events: make(chan nvml.EventData, 64), freed: make(chan struct{})}
 	es.WaitFunc = func(timeoutMs uint32) (nvml.EventData, nvml.Return) {
-		t := newTimer(timeoutMs)
+		t := time.NewTimer(time.Duration(timeoutMs) * time.Millisecond)
 		defer t.Stop()
 		select {
 		case ev := <-es.events:

@@ -1,19 +1,17 @@
-package nvidia
+package simulator
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/accelstack/accelstack/pkg/deviceplugin"
 )
 
-// runCommand carries out one line of the simulated plugin's control
-// socket (see deviceplugin.ServeControl for the protocol):
+// RunCommand carries out one line of the simulated device plugin's control
+// socket (--simulate-control-socket; pkg/simcontrol is the protocol):
 //
 //	xid <uuid|index> <xid>     inject an XID event
 //	lost <uuid|index> <bool>   make NVML checks of the device fail or pass
-func runCommand(sim *Simulator, line string) error {
+func (s *Simulator) RunCommand(line string) error {
 	f := strings.Fields(line)
 	if len(f) != 3 {
 		return fmt.Errorf("want '<xid|lost> <device> <value>', got %q", line)
@@ -24,18 +22,13 @@ func runCommand(sim *Simulator, line string) error {
 		if err != nil {
 			return fmt.Errorf("bad xid %q", f[2])
 		}
-		return sim.InjectXID(f[1], x)
+		return s.InjectXID(f[1], x)
 	case "lost":
 		b, err := strconv.ParseBool(f[2])
 		if err != nil {
 			return fmt.Errorf("bad bool %q", f[2])
 		}
-		return sim.SetLost(f[1], b)
+		return s.SetLost(f[1], b)
 	}
 	return fmt.Errorf("unknown command %q", f[0])
-}
-
-// Control sends one command to a simulated plugin's control socket.
-func Control(path, command string) error {
-	return deviceplugin.SendControl(path, command)
 }

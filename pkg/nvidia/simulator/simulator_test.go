@@ -1,4 +1,4 @@
-package nvidia_test
+package simulator_test
 
 import (
 	"regexp"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
 
 // simIDs lists what identifies the devices of a simulated machine.
@@ -18,7 +19,7 @@ type simIDs struct {
 	MIGs    []string
 }
 
-func simulatedIDs(t *testing.T, sim *nvidia.Simulator) simIDs {
+func simulatedIDs(t *testing.T, sim *simulator.Simulator) simIDs {
 	t.Helper()
 	m, err := nvidia.Discover(sim)
 	if err != nil {
@@ -55,13 +56,13 @@ var (
 // unique, and that profiles differ from each other.
 func TestSimulatorDeterministicIDs(t *testing.T) {
 	seen := map[string]string{}
-	for _, name := range nvidia.Profiles() {
+	for _, name := range simulator.Profiles() {
 		t.Run(name, func(t *testing.T) {
-			a, err := nvidia.NewSimulator(name)
+			a, err := simulator.New(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := nvidia.NewSimulator(name)
+			b, err := simulator.New(name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +95,7 @@ func TestSimulatorDeterministicIDs(t *testing.T) {
 // the UUIDs of the mock server it was given (tests build those), with
 // MIG UUIDs derived from them.
 func TestCustomSimulatorKeepsMockUUIDs(t *testing.T) {
-	build := func() (*nvidia.Simulator, []string) {
+	build := func() (*simulator.Simulator, []string) {
 		srv := dgxa100.New()
 		var want []string
 		for _, d := range srv.Devices {
@@ -102,7 +103,7 @@ func TestCustomSimulatorKeepsMockUUIDs(t *testing.T) {
 			want = append(want, u)
 		}
 		numa := func(int) int { return 0 }
-		sim, err := nvidia.NewCustomSimulator(srv, map[int][]int{0: {3, 3}}, nil, numa)
+		sim, err := simulator.NewCustom(srv, map[int][]int{0: {3, 3}}, nil, numa)
 		if err != nil {
 			t.Fatal(err)
 		}

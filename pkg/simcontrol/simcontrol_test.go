@@ -1,4 +1,4 @@
-package deviceplugin
+package simcontrol
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestControlServer(t *testing.T) {
+func TestServer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "control.sock")
 	handle := func(line string) error {
 		if line == "ok" {
@@ -18,7 +18,7 @@ func TestControlServer(t *testing.T) {
 		}
 		return fmt.Errorf("unknown %q", line)
 	}
-	c, err := ServeControl(context.Background(), path, handle)
+	c, err := Serve(context.Background(), path, handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +40,9 @@ func TestControlServer(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.command, func(t *testing.T) {
-			err := SendControl(path, tc.command)
+			err := Send(path, tc.command)
 			if got := fmt.Sprint(err); (err == nil) != (tc.wantErr == "") || (err != nil && got != tc.wantErr) {
-				t.Errorf("SendControl(%q) = %v, want error %q", tc.command, err, tc.wantErr)
+				t.Errorf("Send(%q) = %v, want error %q", tc.command, err, tc.wantErr)
 			}
 		})
 	}
@@ -69,7 +69,7 @@ func TestControlServer(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("socket still present after Close: %v", err)
 	}
-	if err := SendControl(path, "ok"); err == nil {
+	if err := Send(path, "ok"); err == nil {
 		t.Error("SendControl after Close succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package nvidia
+package plugin
 
 import (
 	"sort"

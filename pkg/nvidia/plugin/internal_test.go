@@ -1,4 +1,4 @@
-package nvidia
+package plugin
 
 import (
 	"strings"
@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 // fixture is four GPUs: 0-1 and 2-3 NVLink pairs, 0 and 2 on NUMA node 0,
@@ -16,7 +18,7 @@ func fixture(replicas int) (*resourceSpec, map[string]*advertised, [][]bool) {
 	nvlink := [][]bool{{false, true, false, false}, {true, false, false, false}, {false, false, false, true}, {false, false, true, false}}
 	r := &resourceSpec{name: "nvidia.com/gpu", replicated: replicas > 0}
 	for i := 0; i < 4; i++ {
-		d := &Device{UUID: "GPU-" + string(rune('a'+i)), Index: string(rune('0' + i)), GPUIndex: i, Minor: i, NUMANode: []int{0, 1, 0, 1}[i]}
+		d := &nvidia.Device{UUID: "GPU-" + string(rune('a'+i)), Index: string(rune('0' + i)), GPUIndex: i, Minor: i, NUMANode: []int{0, 1, 0, 1}[i]}
 		if replicas == 0 {
 			r.devices = append(r.devices, advertised{id: d.UUID, dev: d, replica: -1})
 			continue
@@ -83,24 +85,24 @@ func TestPreferred(t *testing.T) {
 }
 
 func TestContainerResponse(t *testing.T) {
-	devs := []*Device{{UUID: "GPU-a", Index: "0", Minor: 0}, {UUID: "MIG-b", Index: "1:0", Minor: 1}}
+	devs := []*nvidia.Device{{UUID: "GPU-a", Index: "0", Minor: 0}, {UUID: "MIG-b", Index: "1:0", Minor: 1}}
 	testCases := []struct {
 		name string
-		s    Settings
+		s    nvidia.Settings
 		want *pluginapi.ContainerAllocateResponse
 	}{
-		{name: "envvar uuid", s: Settings{DeviceListStrategy: "envvar", DeviceIDStrategy: "uuid"},
+		{name: "envvar uuid", s: nvidia.Settings{DeviceListStrategy: "envvar", DeviceIDStrategy: "uuid"},
 			want: &pluginapi.ContainerAllocateResponse{Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": "GPU-a,MIG-b"}}},
-		{name: "envvar index", s: Settings{DeviceListStrategy: "envvar", DeviceIDStrategy: "index"},
+		{name: "envvar index", s: nvidia.Settings{DeviceListStrategy: "envvar", DeviceIDStrategy: "index"},
 			want: &pluginapi.ContainerAllocateResponse{Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": "0,1:0"}}},
-		{name: "volume-mounts", s: Settings{DeviceListStrategy: "volume-mounts", DeviceIDStrategy: "uuid"},
+		{name: "volume-mounts", s: nvidia.Settings{DeviceListStrategy: "volume-mounts", DeviceIDStrategy: "uuid"},
 			want: &pluginapi.ContainerAllocateResponse{
 				Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": "/var/run/nvidia-container-devices"},
 				Mounts: []*pluginapi.Mount{
 					{ContainerPath: "/var/run/nvidia-container-devices/GPU-a", HostPath: "/dev/null", ReadOnly: true},
 					{ContainerPath: "/var/run/nvidia-container-devices/MIG-b", HostPath: "/dev/null", ReadOnly: true},
 				}}},
-		{name: "device specs", s: Settings{DeviceListStrategy: "envvar", DeviceIDStrategy: "uuid", PassDeviceSpecs: true},
+		{name: "device specs", s: nvidia.Settings{DeviceListStrategy: "envvar", DeviceIDStrategy: "uuid", PassDeviceSpecs: true},
 			want: &pluginapi.ContainerAllocateResponse{
 				Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": "GPU-a,MIG-b"},
 				Devices: []*pluginapi.DeviceSpec{
@@ -117,33 +119,6 @@ func TestContainerResponse(t *testing.T) {
 			got := containerResponse(devs, tc.s, "/host/dev")
 			if diff := cmp.Diff(tc.want.String(), got.String()); diff != "" {
 				t.Errorf("containerResponse() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestHealthPolicy(t *testing.T) {
-	testCases := []struct {
-		name            string
-		disable, enable string
-		xid             uint64
-		want            bool
-	}{
-		{name: "default critical", xid: 79, want: true},
-		{name: "default ignored", xid: 13, want: false},
-		{name: "default ignored 109", xid: 109, want: false},
-		{name: "disable all", disable: "all", xid: 79, want: false},
-		{name: "disable xids", disable: "xids", xid: 48, want: false},
-		{name: "disable list", disable: "79, 48", xid: 79, want: false},
-		{name: "disable list leaves others", disable: "79", xid: 48, want: true},
-		{name: "enable wins", disable: "79", enable: "79", xid: 79, want: true},
-		{name: "enable default-ignored", enable: "13", xid: 13, want: true},
-		{name: "enable all", enable: "all", xid: 31, want: true},
-	}
-	for _, tc := range testCases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := NewHealthPolicy(tc.disable, tc.enable, 0).Critical(tc.xid); got != tc.want {
-				t.Errorf("critical(%d) = %v, want %v", tc.xid, got, tc.want)
 			}
 		})
 	}

@@ -1,15 +1,19 @@
-package nvidia
+package plugin
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 )
 
 // Vendor advertises NVIDIA GPUs through pkg/deviceplugin.
@@ -17,13 +21,13 @@ type Vendor struct {
 	opts Options
 
 	mu       sync.Mutex
-	settings Settings
+	settings nvidia.Settings
 	raw      []byte // config file content of settings
 
-	sim     *Simulator
-	lib     nvml.Interface
+	sim     *simulator.Simulator
+	lib     nvml.Interface // open from Start to Stop, nil otherwise
 	health  *healthMonitor
-	control *deviceplugin.ControlServer
+	control *simcontrol.Server
 }
 
 var _ deviceplugin.Vendor = (*Vendor)(nil)
@@ -36,8 +40,8 @@ func NewVendor(o Options) (*Vendor, error) {
 		return nil, err
 	}
 	v := &Vendor{opts: o, settings: s, raw: raw, sim: o.Simulator}
-	if o.Backend == "simulated" && v.sim == nil {
-		if v.sim, err = NewSimulator(o.Simulate); err != nil {
+	if o.Backend == deviceplugin.BackendSimulated && v.sim == nil {
+		if v.sim, err = simulator.New(o.Simulate); err != nil {
 			return nil, err
 		}
 	}
@@ -45,14 +49,14 @@ func NewVendor(o Options) (*Vendor, error) {
 }
 
 // Settings returns the effective settings.
-func (v *Vendor) Settings() Settings {
+func (v *Vendor) Settings() nvidia.Settings {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.settings
 }
 
 // Simulator returns the simulated machine, or nil with the nvml backend.
-func (v *Vendor) Simulator() *Simulator { return v.sim }
+func (v *Vendor) Simulator() *simulator.Simulator { return v.sim }
 
 // HealthCounts returns the critical XID events and recoveries counted
 // since the last Start.
@@ -67,44 +71,31 @@ func (v *Vendor) HealthCounts() (events, recovered int) {
 }
 
 // Name returns "nvidia".
-func (v *Vendor) Name() string { return "nvidia" }
-
-// Open initialises the device library of the options: NVML or the
-// simulator. The node agent uses it too.
-func Open(o Options, sim *Simulator) (nvml.Interface, error) {
-	if sim != nil {
-		return sim, nil
-	}
-	lib := nvml.New()
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		if errors.Is(ret, nvml.ERROR_LIBRARY_NOT_FOUND) {
-			return nil, fmt.Errorf("NVML library libnvidia-ml.so.1 not found: is the NVIDIA driver installed and the library mounted into the container? (%w)", ret)
-		}
-		return nil, fmt.Errorf("initialising NVML: %w", ret)
-	}
-	return lib, nil
-}
+func (v *Vendor) Name() string { return deviceplugin.VendorNVIDIA }
 
 // Start discovers the GPUs, starts health monitoring and returns one
-// resource manager per resource.
-func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, error) {
+// Resource per extended resource.
+func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.Resource, error) {
 	logger := klog.FromContext(ctx)
 	v.mu.Lock()
 	s := v.settings
 	v.mu.Unlock()
-	lib, err := Open(v.opts, v.sim)
-	if err != nil {
+	lib := nvml.New()
+	if v.sim != nil {
+		lib = v.sim
+	}
+	if err := nvidia.Open(lib); err != nil {
 		return nil, err
 	}
 	v.lib = lib
 	if v.sim != nil && v.opts.ControlSocket != "" && v.control == nil {
-		c, err := deviceplugin.ServeControl(ctx, v.opts.ControlSocket, func(line string) error { return runCommand(v.sim, line) })
+		c, err := simcontrol.Serve(ctx, v.opts.ControlSocket, v.sim.RunCommand)
 		if err != nil {
 			return nil, err
 		}
 		v.control = c
 	}
-	m, err := Discover(lib)
+	m, err := nvidia.Discover(lib)
 	if err != nil {
 		return nil, fmt.Errorf("discovering GPUs: %w", err)
 	}
@@ -113,9 +104,9 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 		return nil, err
 	}
 	h := newHealthMonitor(ctx, lib, m, v.opts)
-	var out []deviceplugin.ResourceManager
+	var out []deviceplugin.Resource
 	for _, spec := range specs {
-		out = append(out, newResourceManager(spec, m, s, v.opts.DevRoot, h))
+		out = append(out, newResource(spec, m, s, v.opts.DevRoot, h))
 		logger.Info("Advertising resource", "resource", spec.name, "devices", len(spec.devices), "replicated", spec.replicated)
 	}
 	h.start()
@@ -125,7 +116,7 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 	return out, nil
 }
 
-// Stop ends health monitoring and shuts NVML down.
+// Stop ends health monitoring and closes the device library.
 func (v *Vendor) Stop() error {
 	v.mu.Lock()
 	h := v.health
@@ -138,14 +129,12 @@ func (v *Vendor) Stop() error {
 		v.control.Close()
 		v.control = nil
 	}
-	if v.lib != nil && v.sim == nil {
-		if ret := v.lib.Shutdown(); ret != nvml.SUCCESS {
-			v.lib = nil
-			return fmt.Errorf("shutting NVML down: %w", ret)
-		}
+	if v.lib == nil {
+		return nil
 	}
+	lib := v.lib
 	v.lib = nil
-	return nil
+	return nvidia.Close(lib)
 }
 
 // Reload re-reads the config file; a bad file leaves the settings as they were.
@@ -161,4 +150,9 @@ func (v *Vendor) Reload() (bool, error) {
 	}
 	v.settings, v.raw = s, raw
 	return true, nil
+}
+
+// sameSettings compares settings and the file they came from.
+func sameSettings(a, b nvidia.Settings, rawA, rawB []byte) bool {
+	return reflect.DeepEqual(a, b) && bytes.Equal(rawA, rawB)
 }

@@ -1,4 +1,4 @@
-package nvidia
+package simulator
 
 import (
 	"crypto/sha256"
