@@ -23,8 +23,8 @@ import (
 
 	"github.com/accelstack/accelstack/api"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
 

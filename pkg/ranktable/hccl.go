@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accelstack/accelstack/pkg/ascend/annotation"
 )
 
 const (
@@ -23,9 +25,6 @@ const (
 	VolcanoTaskIndexKey = "volcano.sh/task-index"
 	// RankIndexAnnotation is the rank the Ascend operator gives a pod.
 	RankIndexAnnotation = "hccl/rankIndex"
-	// ConfigurationAnnotation is written by the device plugin in Volcano
-	// mode: the pod's server and chips (see volcano.PodConfiguration).
-	ConfigurationAnnotation = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
 	// ConfigMapPrefix prefixes the job name in the rank table's ConfigMap.
 	ConfigMapPrefix = "rings-config-"
 	// ConfigMapKey is the ConfigMap key holding the rank table.
@@ -39,18 +38,6 @@ const (
 	// Version is the rank table format written.
 	Version = "1.0"
 )
-
-// podConfiguration is the ascend-910-configuration annotation's JSON.
-type podConfiguration struct {
-	PodName  string         `json:"pod_name"`
-	ServerID string         `json:"server_id"`
-	Devices  []deviceConfig `json:"devices"`
-}
-
-type deviceConfig struct {
-	DeviceID string `json:"device_id"`
-	DeviceIP string `json:"device_ip"`
-}
 
 // RankTable is the hccl.json document. Numbers are strings, as MindX
 // writes them.
@@ -115,7 +102,7 @@ func (e *InvalidPodError) Unwrap() error { return e.Err }
 
 type rankedPod struct {
 	pod    *corev1.Pod
-	conf   podConfiguration
+	conf   annotation.PodConfiguration
 	rank   int // hccl/rankIndex, -1 when absent
 	task   string
 	index  int
@@ -150,17 +137,17 @@ func Build(pods []*corev1.Pod) (*RankTable, error) {
 		if n, err := strconv.Atoi(idx); err == nil {
 			rp.index, rp.hasIdx = n, true
 		}
-		ann, ok := pod.Annotations[ConfigurationAnnotation]
+		ann, ok := pod.Annotations[annotation.ConfigurationKey]
 		if !ok {
 			notReady = true
 			ranked = append(ranked, rp)
 			continue
 		}
 		if err := json.Unmarshal([]byte(ann), &rp.conf); err != nil {
-			return nil, &InvalidPodError{Pod: pod.Name, Err: fmt.Errorf("annotation %s: %w", ConfigurationAnnotation, err)}
+			return nil, &InvalidPodError{Pod: pod.Name, Err: fmt.Errorf("annotation %s: %w", annotation.ConfigurationKey, err)}
 		}
 		if rp.conf.ServerID == "" || len(rp.conf.Devices) == 0 {
-			return nil, &InvalidPodError{Pod: pod.Name, Err: fmt.Errorf("annotation %s has no server_id or no devices", ConfigurationAnnotation)}
+			return nil, &InvalidPodError{Pod: pod.Name, Err: fmt.Errorf("annotation %s has no server_id or no devices", annotation.ConfigurationKey)}
 		}
 		ranked = append(ranked, rp)
 	}

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accelstack/accelstack/pkg/ascend/volcano"
+	"github.com/accelstack/accelstack/pkg/ascend/annotation"
 )
 
 func pod(name string, ann map[string]string, lbl map[string]string) *corev1.Pod {
@@ -17,9 +17,9 @@ func pod(name string, ann map[string]string, lbl map[string]string) *corev1.Pod 
 
 func conf(t *testing.T, name, server string, ids ...string) string {
 	t.Helper()
-	c := volcano.PodConfiguration{PodName: name, ServerID: server}
+	c := annotation.PodConfiguration{PodName: name, ServerID: server}
 	for _, id := range ids {
-		c.Devices = append(c.Devices, volcano.DeviceConfig{DeviceID: id, DeviceIP: "192.168.100." + id})
+		c.Devices = append(c.Devices, annotation.DeviceConfig{DeviceID: id, DeviceIP: "192.168.100." + id})
 	}
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -28,16 +28,9 @@ func conf(t *testing.T, name, server string, ids ...string) string {
 	return string(b)
 }
 
-// The device plugin writes what this package reads.
-func TestAnnotationKeyMatchesPlugin(t *testing.T) {
-	if ConfigurationAnnotation != volcano.AnnotationConfigurationKey {
-		t.Fatalf("%q != %q", ConfigurationAnnotation, volcano.AnnotationConfigurationKey)
-	}
-}
-
 func TestBuild(t *testing.T) {
-	w1 := pod("job-worker-1", map[string]string{ConfigurationAnnotation: conf(t, "job-worker-1", "10.0.0.2", "2", "3"), RankIndexAnnotation: "1"}, nil)
-	w0 := pod("job-worker-0", map[string]string{ConfigurationAnnotation: conf(t, "job-worker-0", "10.0.0.1", "0", "1"), RankIndexAnnotation: "0"}, nil)
+	w1 := pod("job-worker-1", map[string]string{annotation.ConfigurationKey: conf(t, "job-worker-1", "10.0.0.2", "2", "3"), RankIndexAnnotation: "1"}, nil)
+	w0 := pod("job-worker-0", map[string]string{annotation.ConfigurationKey: conf(t, "job-worker-0", "10.0.0.1", "0", "1"), RankIndexAnnotation: "0"}, nil)
 	rt, err := Build([]*corev1.Pod{w1, w0})
 	if err != nil {
 		t.Fatal(err)
@@ -50,8 +43,8 @@ func TestBuild(t *testing.T) {
 	}
 
 	// Without rank annotations: task index, numerically.
-	v10 := pod("b", map[string]string{ConfigurationAnnotation: conf(t, "b", "s10", "0")}, map[string]string{VolcanoTaskIndexKey: "10"})
-	v2 := pod("a", map[string]string{ConfigurationAnnotation: conf(t, "a", "s2", "0")}, map[string]string{VolcanoTaskIndexKey: "2"})
+	v10 := pod("b", map[string]string{annotation.ConfigurationKey: conf(t, "b", "s10", "0")}, map[string]string{VolcanoTaskIndexKey: "10"})
+	v2 := pod("a", map[string]string{annotation.ConfigurationKey: conf(t, "a", "s2", "0")}, map[string]string{VolcanoTaskIndexKey: "2"})
 	rt, err = Build([]*corev1.Pod{v10, v2})
 	if err != nil || rt.ServerList[0].ServerID != "s2" {
 		t.Fatalf("table %+v, %v", rt, err)
@@ -59,7 +52,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildNotReadyOrInvalid(t *testing.T) {
-	ready := pod("p0", map[string]string{ConfigurationAnnotation: conf(t, "p0", "s", "0")}, nil)
+	ready := pod("p0", map[string]string{annotation.ConfigurationKey: conf(t, "p0", "s", "0")}, nil)
 	if _, err := Build([]*corev1.Pod{ready, pod("p1", nil, nil)}); !errors.Is(err, errNotReady) {
 		t.Fatalf("got %v, want not ready", err)
 	}
@@ -67,12 +60,12 @@ func TestBuildNotReadyOrInvalid(t *testing.T) {
 		t.Fatalf("no pods: got %v", err)
 	}
 	for name, ann := range map[string]map[string]string{
-		"malformed JSON": {ConfigurationAnnotation: "{"},
-		"no devices":     {ConfigurationAnnotation: `{"server_id":"s","devices":[]}`},
-		"bad rank":       {ConfigurationAnnotation: conf(t, "bad", "s", "0"), RankIndexAnnotation: "x"},
-		"rank gap":       {ConfigurationAnnotation: conf(t, "bad", "s", "0"), RankIndexAnnotation: "5"},
+		"malformed JSON": {annotation.ConfigurationKey: "{"},
+		"no devices":     {annotation.ConfigurationKey: `{"server_id":"s","devices":[]}`},
+		"bad rank":       {annotation.ConfigurationKey: conf(t, "bad", "s", "0"), RankIndexAnnotation: "x"},
+		"rank gap":       {annotation.ConfigurationKey: conf(t, "bad", "s", "0"), RankIndexAnnotation: "5"},
 	} {
-		ok := pod("p0", map[string]string{ConfigurationAnnotation: conf(t, "p0", "s", "0"), RankIndexAnnotation: "0"}, nil)
+		ok := pod("p0", map[string]string{annotation.ConfigurationKey: conf(t, "p0", "s", "0"), RankIndexAnnotation: "0"}, nil)
 		var invalid *InvalidPodError
 		if _, err := Build([]*corev1.Pod{ok, pod("bad", ann, nil)}); !errors.As(err, &invalid) || invalid.Pod != "bad" {
 			t.Errorf("%s: got %v, want an InvalidPodError for pod bad", name, err)

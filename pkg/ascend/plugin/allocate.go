@@ -1,4 +1,4 @@
-package ascend
+package plugin
 
 import (
 	"path/filepath"
@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/accelstack/accelstack/pkg/ascend"
 )
 
 // EnvVisibleDevices is read by Ascend Docker Runtime: the physical IDs of
@@ -20,7 +22,7 @@ var sharedDeviceFiles = []string{"davinci_manager", "devmm_svm", "hisi_hdc"}
 
 // containerResponse tells the runtime how to give chips to a container:
 // ASCEND_VISIBLE_DEVICES for Ascend Docker Runtime, or device specs.
-func containerResponse(chips []Chip, useAscendDocker bool, devRoot string) *pluginapi.ContainerAllocateResponse {
+func containerResponse(chips []ascend.Chip, useAscendDocker bool, devRoot string) *pluginapi.ContainerAllocateResponse {
 	if useAscendDocker {
 		ids := make([]string, len(chips))
 		for i, c := range chips {
@@ -45,12 +47,12 @@ func containerResponse(chips []Chip, useAscendDocker bool, devRoot string) *plug
 
 // resolveIDs maps device IDs to chips of a resource, refusing empty,
 // unknown, duplicate and unusable IDs with gRPC codes.
-func resolveIDs(resource string, byID map[string]Chip, h *healthMonitor, ids []string) ([]Chip, error) {
+func resolveIDs(resource string, byID map[string]ascend.Chip, h *healthMonitor, ids []string) ([]ascend.Chip, error) {
 	if len(ids) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "request for %s has no device IDs", resource)
 	}
 	seen := map[string]bool{}
-	out := make([]Chip, 0, len(ids))
+	out := make([]ascend.Chip, 0, len(ids))
 	for _, id := range ids {
 		c, ok := byID[id]
 		if !ok {

@@ -1,6 +1,14 @@
-package ascend
+package plugin
 
-import "time"
+import (
+	"time"
+
+	"github.com/accelstack/accelstack/pkg/ascend/simulator"
+)
+
+// UserAgent is how the Ascend device plugin shows in the API server's logs
+// and metrics (Volcano mode and node state).
+const UserAgent = "accelstack-ascend-device-plugin"
 
 // Options configure the Ascend vendor.
 type Options struct {
@@ -9,10 +17,11 @@ type Options struct {
 	// Simulate is the simulated profile with the simulated backend.
 	Simulate string
 	// Simulator, when set, is used instead of building Simulate.
-	Simulator *Simulator
+	Simulator *simulator.Simulator
 	// DCMILibrary is the path or name of libdcmi.so.
 	DCMILibrary string
-	// ControlSocket, with the simulated backend, serves fault injection.
+	// ControlSocket, with the simulated backend, serves the simulator's
+	// control socket (fault injection; pkg/simcontrol).
 	ControlSocket string
 	// UseAscendDocker answers Allocate with ASCEND_VISIBLE_DEVICES for
 	// Ascend Docker Runtime instead of device specs.

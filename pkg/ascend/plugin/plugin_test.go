@@ -1,8 +1,7 @@
-package ascend_test
+package plugin_test
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,42 +13,28 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/plugin"
+	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/testutil"
 )
-
-// testCtx bounds every wait; it is a safety net, not an assertion.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func shortDir(t *testing.T) string {
-	// Unix socket paths are limited to 108 bytes; t.TempDir can be longer.
-	dir, err := os.MkdirTemp("", "asc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
 
 // startPlugin runs the Ascend vendor through pkg/deviceplugin in front of
 // a fake kubelet until the test ends.
-func startPlugin(t *testing.T, o ascend.Options) (*kubelet.Kubelet, *ascend.Vendor) {
+func startPlugin(t *testing.T, o plugin.Options) (*kubelet.Kubelet, *plugin.Vendor) {
 	t.Helper()
-	dir := shortDir(t)
+	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ascend.NewVendor(o)
+	v, err := plugin.NewVendor(o)
 	if err != nil {
 		k.Stop()
 		t.Fatalf("NewVendor: %v", err)
 	}
-	m := deviceplugin.New(deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
+	m := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -66,8 +51,8 @@ func startPlugin(t *testing.T, o ascend.Options) (*kubelet.Kubelet, *ascend.Vend
 	return k, v
 }
 
-func simulated(profile string) ascend.Options {
-	o := ascend.DefaultOptions()
+func simulated(profile string) plugin.Options {
+	o := plugin.DefaultOptions()
 	o.Backend, o.Simulate = deviceplugin.BackendSimulated, profile
 	return o
 }
@@ -89,14 +74,14 @@ func TestAdvertisedResources(t *testing.T) {
 		resource string
 		want     []dev
 	}{
-		{"910B one chip per card", ascend.ProfileAscend910B8, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
-		{"910B two chips per card", ascend.ProfileAscend910B8Dual, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
-		{"310P", ascend.ProfileAscend310P4, ascend.ResourceAscend310P, healthyIDs("Ascend310P", 4)},
+		{"910B one chip per card", simulator.ProfileAscend910B8, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
+		{"910B two chips per card", simulator.ProfileAscend910B8Dual, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
+		{"310P", simulator.ProfileAscend310P4, ascend.ResourceAscend310P, healthyIDs("Ascend310P", 4)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k, _ := startPlugin(t, simulated(tc.profile))
-			p, err := k.WaitPlugin(testCtx(t), tc.resource)
+			p, err := k.WaitPlugin(testutil.Context(t), tc.resource)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +104,7 @@ func healthyIDs(kind string, n int) []dev {
 }
 
 func TestAllocate(t *testing.T) {
-	docker := simulated(ascend.ProfileAscend910B8Dual)
+	docker := simulated(simulator.ProfileAscend910B8Dual)
 	specs := docker
 	specs.UseAscendDocker = false
 	spec := func(name string) *pluginapi.DeviceSpec {
@@ -127,7 +112,7 @@ func TestAllocate(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		opts     ascend.Options
+		opts     plugin.Options
 		ids      []string
 		want     *pluginapi.ContainerAllocateResponse
 		wantCode codes.Code
@@ -144,7 +129,7 @@ func TestAllocate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k, _ := startPlugin(t, tc.opts)
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
 			if err != nil {
 				t.Fatal(err)
@@ -178,10 +163,10 @@ func devicesEqual(a, b []*pluginapi.DeviceSpec) bool {
 // the simulator and waits for ListAndWatch to mark the chips Unhealthy,
 // for Allocate to refuse them, and for both to come back on recovery.
 func TestFaultAndRecovery(t *testing.T) {
-	o := simulated(ascend.ProfileAscend910B8)
+	o := simulated(simulator.ProfileAscend910B8)
 	o.HealthPeriod = time.Hour // only fault events trigger checks
 	k, v := startPlugin(t, o)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
 	if err != nil {
 		t.Fatal(err)
@@ -240,8 +225,8 @@ func TestFaultAndRecovery(t *testing.T) {
 // TestUnhealthyAtStart checks that a chip faulty before the plugin starts
 // is never advertised healthy, and comes back once it recovers.
 func TestUnhealthyAtStart(t *testing.T) {
-	o := simulated(ascend.ProfileAscend910B8)
-	sim, err := ascend.NewSimulator(o.Simulate)
+	o := simulated(simulator.ProfileAscend910B8)
+	sim, err := simulator.New(o.Simulate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +235,7 @@ func TestUnhealthyAtStart(t *testing.T) {
 	}
 	o.Simulator = sim
 	k, _ := startPlugin(t, o)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
 	if err != nil {
 		t.Fatal(err)
@@ -311,10 +296,10 @@ func TestAllocateWithChipPicker(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakePicker{ids: tc.picked}
-			o := simulated(ascend.ProfileAscend910B8)
+			o := simulated(simulator.ProfileAscend910B8)
 			o.Picker = f
 			k, _ := startPlugin(t, o)
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
 			if err != nil {
 				t.Fatal(err)
@@ -330,8 +315,8 @@ func TestAllocateWithChipPicker(t *testing.T) {
 				t.Errorf("picker starts and call (-want +got):\n%s", diff)
 			}
 			if err == nil {
-				if env := resp.ContainerResponses[0].Envs[ascend.EnvVisibleDevices]; env != tc.wantEnv {
-					t.Errorf("%s = %q, want %q", ascend.EnvVisibleDevices, env, tc.wantEnv)
+				if env := resp.ContainerResponses[0].Envs[plugin.EnvVisibleDevices]; env != tc.wantEnv {
+					t.Errorf("%s = %q, want %q", plugin.EnvVisibleDevices, env, tc.wantEnv)
 				}
 			}
 		})

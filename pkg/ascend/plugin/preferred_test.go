@@ -1,4 +1,4 @@
-package ascend_test
+package plugin_test
 
 import (
 	"testing"
@@ -8,14 +8,16 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/simulator"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // TestGetPreferredAllocation: the advisory pick keeps must-include chips
 // and fills up by physical ID; inputs the kubelet would never send are
 // refused as on the NVIDIA path.
 func TestGetPreferredAllocation(t *testing.T) {
-	k, _ := startPlugin(t, simulated(ascend.ProfileAscend910B8))
-	ctx := testCtx(t)
+	k, _ := startPlugin(t, simulated(simulator.ProfileAscend910B8))
+	ctx := testutil.Context(t)
 	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
 	if err != nil {
 		t.Fatal(err)

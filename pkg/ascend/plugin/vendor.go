@@ -1,26 +1,28 @@
-package ascend
+package plugin
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"k8s.io/klog/v2"
 
+	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 )
 
 // Vendor advertises Ascend NPUs through pkg/deviceplugin.
 type Vendor struct {
 	opts Options
-	sim  *Simulator
+	sim  *simulator.Simulator
 
 	mu      sync.Mutex
-	lib     Lib
+	lib     ascend.Lib
 	health  *healthMonitor
-	chips   []Chip     // discovered by Start
-	picker  ChipPicker // started, until Stop
-	control *deviceplugin.ControlServer
+	chips   []ascend.Chip // discovered by Start
+	picker  ChipPicker    // started, until Stop
+	control *simcontrol.Server
 }
 
 var _ deviceplugin.Vendor = (*Vendor)(nil)
@@ -30,7 +32,7 @@ func NewVendor(o Options) (*Vendor, error) {
 	v := &Vendor{opts: o, sim: o.Simulator}
 	if o.Backend == deviceplugin.BackendSimulated && v.sim == nil {
 		var err error
-		if v.sim, err = NewSimulator(o.Simulate); err != nil {
+		if v.sim, err = simulator.New(o.Simulate); err != nil {
 			return nil, err
 		}
 	}
@@ -38,33 +40,20 @@ func NewVendor(o Options) (*Vendor, error) {
 }
 
 // Simulator returns the simulated machine, or nil with the dcmi backend.
-func (v *Vendor) Simulator() *Simulator { return v.sim }
+func (v *Vendor) Simulator() *simulator.Simulator { return v.sim }
 
 // Name returns "ascend".
 func (v *Vendor) Name() string { return deviceplugin.VendorAscend }
 
-// Open returns an initialised device library: sim when set, otherwise
-// libdcmi.so from path. The node agent uses it too.
-func Open(path string, sim *Simulator) (Lib, error) {
-	var lib Lib = sim
-	if sim == nil {
-		var err error
-		if lib, err = OpenDCMI(path); err != nil {
-			return nil, err
-		}
-	}
-	if err := lib.Init(); err != nil {
-		_ = lib.Shutdown()
-		return nil, fmt.Errorf("initialising DCMI: %w", err)
-	}
-	return lib, nil
-}
-
 // Start discovers the chips, starts health polling (and the chip
-// picker) and returns one resource manager per chip kind.
-func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, error) {
+// picker) and returns one Resource per chip kind.
+func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.Resource, error) {
 	logger := klog.FromContext(ctx)
-	lib, err := Open(v.opts.DCMILibrary, v.sim)
+	var sim ascend.Lib
+	if v.sim != nil {
+		sim = v.sim
+	}
+	lib, err := ascend.Open(v.opts.DCMILibrary, sim)
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +61,11 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 	v.lib = lib
 	v.mu.Unlock()
 	if v.sim != nil && v.opts.ControlSocket != "" && v.control == nil {
-		if v.control, err = deviceplugin.ServeControl(ctx, v.opts.ControlSocket, func(line string) error { return runCommand(v.sim, line) }); err != nil {
+		if v.control, err = simcontrol.Serve(ctx, v.opts.ControlSocket, v.sim.RunCommand); err != nil {
 			return nil, err
 		}
 	}
-	chips, err := Discover(lib)
+	chips, err := ascend.Discover(lib)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +75,7 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 			return nil, err
 		}
 	}
-	byResource := map[string][]Chip{}
+	byResource := map[string][]ascend.Chip{}
 	var order []string
 	for _, c := range chips {
 		if byResource[c.Resource()] == nil {
@@ -94,9 +83,9 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 		}
 		byResource[c.Resource()] = append(byResource[c.Resource()], c)
 	}
-	var out []deviceplugin.ResourceManager
+	var out []deviceplugin.Resource
 	for _, r := range order {
-		out = append(out, newResourceManager(r, byResource[r], h, v.opts))
+		out = append(out, newResource(r, byResource[r], h, v.opts))
 		logger.Info("Advertising resource", "resource", r, "devices", len(byResource[r]), "picker", v.opts.Picker != nil)
 	}
 	h.start(ctx)
@@ -108,19 +97,19 @@ func (v *Vendor) Start(ctx context.Context) ([]deviceplugin.ResourceManager, err
 
 // Chips returns the chips the last Start discovered; none before Start
 // or after Stop. The node-state reporter (pkg/ascend/nodestate) reads them.
-func (v *Vendor) Chips() []Chip {
+func (v *Vendor) Chips() []ascend.Chip {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return append([]Chip(nil), v.chips...)
+	return append([]ascend.Chip(nil), v.chips...)
 }
 
 // Health returns the last polled health of the chip with a physical ID.
-func (v *Vendor) Health(phy int) ChipHealth {
+func (v *Vendor) Health(phy int) ascend.ChipHealth {
 	v.mu.Lock()
 	h := v.health
 	v.mu.Unlock()
 	if h == nil {
-		return ChipHealth{}
+		return ascend.ChipHealth{}
 	}
 	return h.health(phy)
 }

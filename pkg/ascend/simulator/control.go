@@ -1,19 +1,17 @@
-package ascend
+package simulator
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/accelstack/accelstack/pkg/deviceplugin"
 )
 
-// runCommand carries out one line of the simulated plugin's control
-// socket (see deviceplugin.ServeControl for the protocol):
+// RunCommand carries out one line of the simulated device plugin's control
+// socket (--simulate-control-socket; pkg/simcontrol is the protocol):
 //
 //	health <phyID> <code> [<errorcode>...]   set the DCMI health code
 //	network <phyID> <result>                 set the network detection result
-func runCommand(sim *Simulator, line string) error {
+func (s *Simulator) RunCommand(line string) error {
 	f := strings.Fields(line)
 	if len(f) < 3 {
 		return fmt.Errorf("want 'health <phyID> <code> [codes...]' or 'network <phyID> <result>', got %q", line)
@@ -32,14 +30,9 @@ func runCommand(sim *Simulator, line string) error {
 	}
 	switch f[0] {
 	case "health":
-		return sim.SetHealth(phy, nums[0], nums[1:]...)
+		return s.SetHealth(phy, nums[0], nums[1:]...)
 	case "network":
-		return sim.SetNetworkHealth(phy, nums[0])
+		return s.SetNetworkHealth(phy, nums[0])
 	}
 	return fmt.Errorf("unknown command %q", f[0])
-}
-
-// Control sends one command to a simulated plugin's control socket.
-func Control(path, command string) error {
-	return deviceplugin.SendControl(path, command)
 }

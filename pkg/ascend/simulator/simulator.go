@@ -1,10 +1,12 @@
-package ascend
+package simulator
 
 import (
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/accelstack/accelstack/pkg/ascend"
 )
 
 // Simulated machine profiles for --simulate.
@@ -27,14 +29,14 @@ func Profiles() []string {
 // simChip is one simulated chip's state.
 type simChip struct {
 	card, dev, logic, phy int
-	info                  ChipInfo
+	info                  ascend.ChipInfo
 	health, network       uint32
 	errors                []uint32
 	ip                    string
 	util                  uint32
 	temp                  int
 	power                 float64
-	hbm, mem              Memory
+	hbm, mem              ascend.Memory
 }
 
 // Simulator is a Lib over a simulated machine, with injectable faults and
@@ -49,10 +51,13 @@ type Simulator struct {
 	events chan struct{}
 }
 
-var _ Lib = (*Simulator)(nil)
+var (
+	_ ascend.Lib          = (*Simulator)(nil)
+	_ ascend.FaultEventer = (*Simulator)(nil)
+)
 
-// NewSimulator builds the named profile.
-func NewSimulator(profile string) (*Simulator, error) {
+// New builds the named profile.
+func New(profile string) (*Simulator, error) {
 	s := &Simulator{profile: profile, events: make(chan struct{}, 1)}
 	const gib = 1 << 30
 	switch profile {
@@ -63,9 +68,9 @@ func NewSimulator(profile string) (*Simulator, error) {
 		}
 		for i := 0; i < 8; i++ {
 			c := &simChip{card: i / perCard, dev: i % perCard, logic: i, phy: i,
-				info: ChipInfo{Type: "Ascend", Name: "910B", Version: "V1", AICores: 20},
+				info: ascend.ChipInfo{Type: "Ascend", Name: "910B", Version: "V1", AICores: 20},
 				ip:   fmt.Sprintf("192.168.100.%d", 101+i), temp: 45, power: 95.5,
-				hbm: Memory{TotalBytes: 64 * gib, UsedBytes: 3 * gib}, mem: Memory{TotalBytes: 32 * gib, UsedBytes: 2 * gib}}
+				hbm: ascend.Memory{TotalBytes: 64 * gib, UsedBytes: 3 * gib}, mem: ascend.Memory{TotalBytes: 32 * gib, UsedBytes: 2 * gib}}
 			if perCard == 2 {
 				// Logical IDs follow enumeration; physical IDs pair the
 				// chips of a card the other way round.
@@ -76,8 +81,8 @@ func NewSimulator(profile string) (*Simulator, error) {
 	case ProfileAscend310P4:
 		for i := 0; i < 4; i++ {
 			s.chips = append(s.chips, &simChip{card: i, logic: i, phy: i,
-				info: ChipInfo{Type: "Ascend", Name: "310P3", Version: "V1", AICores: 8},
-				temp: 40, power: 30, mem: Memory{TotalBytes: 24 * gib, UsedBytes: gib}})
+				info: ascend.ChipInfo{Type: "Ascend", Name: "310P3", Version: "V1", AICores: 8},
+				temp: 40, power: 30, mem: ascend.Memory{TotalBytes: 24 * gib, UsedBytes: gib}})
 		}
 	default:
 		return nil, fmt.Errorf("unknown simulated profile %q (want one of %v)", profile, Profiles())
@@ -110,7 +115,7 @@ func (s *Simulator) chip(card, dev int) (*simChip, error) {
 			return c, nil
 		}
 	}
-	return nil, &ReturnError{Func: "simulated", Code: -8001}
+	return nil, &ascend.ReturnError{Func: "simulated", Code: -8001}
 }
 
 func (s *Simulator) byPhy(phy int) (*simChip, error) {
@@ -237,7 +242,7 @@ func (s *Simulator) PhysicalID(logic int) (int, error) {
 }
 
 // ChipInfo returns the chip info.
-func (s *Simulator) ChipInfo(card, dev int) (ci ChipInfo, err error) {
+func (s *Simulator) ChipInfo(card, dev int) (ci ascend.ChipInfo, err error) {
 	err = s.get(card, dev, func(c *simChip) { ci = c.info })
 	return ci, err
 }
@@ -259,8 +264,8 @@ func (s *Simulator) ErrorCodes(card, dev int) (codes []uint32, err error) {
 func (s *Simulator) NetworkHealth(card, dev int) (r uint32, err error) {
 	err = s.get(card, dev, func(c *simChip) {
 		r = c.network
-		if c.ip == "" && r == NetworkOK {
-			r = NetworkInit
+		if c.ip == "" && r == ascend.NetworkOK {
+			r = ascend.NetworkInit
 		}
 	})
 	return r, err
@@ -291,16 +296,16 @@ func (s *Simulator) Power(card, dev int) (w float64, err error) {
 }
 
 // HBM returns the HBM; chips without HBM report ErrNotSupported.
-func (s *Simulator) HBM(card, dev int) (m Memory, err error) {
+func (s *Simulator) HBM(card, dev int) (m ascend.Memory, err error) {
 	err = s.get(card, dev, func(c *simChip) { m = c.hbm })
 	if err == nil && m.TotalBytes == 0 {
-		return m, fmt.Errorf("HBM of a %s chip: %w", s.profile, ErrNotSupported)
+		return m, fmt.Errorf("HBM of a %s chip: %w", s.profile, ascend.ErrNotSupported)
 	}
 	return m, err
 }
 
 // Memory returns the DDR memory.
-func (s *Simulator) Memory(card, dev int) (m Memory, err error) {
+func (s *Simulator) Memory(card, dev int) (m ascend.Memory, err error) {
 	err = s.get(card, dev, func(c *simChip) { m = c.mem })
 	return m, err
 }

@@ -1,7 +1,7 @@
-// Package kubetest serves the kube.Client methods from a client-go typed
-// client, so unit tests can run Volcano mode and node state against
-// client-go's fake clientset.
-package kubetest
+// Package nodeclienttest serves the nodeclient.Client methods from a
+// client-go typed client, so unit tests can run Volcano mode and node
+// state against client-go's fake clientset.
+package nodeclienttest
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/accelstack/accelstack/pkg/nodeclient/nodelabel"
 )
 
-// Typed adapts a core/v1 typed client to the methods of kube.Client.
+// Typed adapts a core/v1 typed client to the methods of nodeclient.Client.
 type Typed struct {
 	C corev1client.CoreV1Interface
 }
@@ -27,9 +29,13 @@ func (t Typed) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
 	return t.C.Nodes().Get(ctx, name, metav1.GetOptions{})
 }
 
-// PatchNode patches a node.
-func (t Typed) PatchNode(ctx context.Context, name string, pt types.PatchType, data []byte) error {
-	_, err := t.C.Nodes().Patch(ctx, name, pt, data, metav1.PatchOptions{})
+// MergeNodeLabels sets labels on a node with a JSON merge patch.
+func (t Typed) MergeNodeLabels(ctx context.Context, name string, labels map[string]string) error {
+	patch, err := nodelabel.MergePatch(labels)
+	if err != nil {
+		return err
+	}
+	_, err = t.C.Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
