@@ -15,7 +15,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
 	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 	"github.com/accelstack/accelstack/test/kubelet"
-	"github.com/accelstack/accelstack/test/testutil"
+	"github.com/accelstack/accelstack/test/plugintest"
 )
 
 // agentUnhealthy collects once and returns the IDs of unhealthy devices.
@@ -59,12 +59,6 @@ func TestHealthAgreesWithDevicePlugin(t *testing.T) {
 	}
 	const quiet = 300 * time.Millisecond
 
-	dir := testutil.ShortDir(t)
-	k, err := kubelet.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
 	o := plugin.DefaultOptions()
 	o.Backend, o.Simulator, o.MigStrategy = "simulated", sim, "mixed"
 	o.HealthQuietPeriod, o.HealthWait = quiet, 20*time.Millisecond
@@ -72,16 +66,7 @@ func TestHealthAgreesWithDevicePlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: "nvidia", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- sup.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("plugin Run: %v", err)
-		}
-	}()
+	k := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorNVIDIA, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
 	var plugins []*kubelet.Plugin
 	for _, r := range []string{"nvidia.com/gpu", "nvidia.com/mig-1g.5gb", "nvidia.com/mig-2g.10gb", "nvidia.com/mig-3g.20gb"} {
 		p, err := k.WaitPlugin(ctx, r)

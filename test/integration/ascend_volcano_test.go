@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
@@ -28,7 +26,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/nodeclient"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
-	"github.com/accelstack/accelstack/test/testutil"
+	"github.com/accelstack/accelstack/test/plugintest"
 )
 
 const ascendNode = "npu-node-1"
@@ -67,25 +65,7 @@ func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := testutil.ShortDir(t)
-	k, err := kubelet.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sup := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: "ascend", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
-	rctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	done := make(chan error, 1)
-	go func() { done <- sup.Run(rctx) }()
-	var once sync.Once
-	t.Cleanup(func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			k.Stop()
-		})
-	})
+	k := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
 	p, err := k.WaitPlugin(wctx, ascend.ResourceAscend910)

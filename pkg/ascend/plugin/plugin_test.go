@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
@@ -17,6 +16,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/plugintest"
 	"github.com/accelstack/accelstack/test/testutil"
 )
 
@@ -24,31 +24,12 @@ import (
 // a fake kubelet until the test ends.
 func startPlugin(t *testing.T, o plugin.Options) (*kubelet.Kubelet, *plugin.Vendor) {
 	t.Helper()
-	dir := testutil.ShortDir(t)
-	k, err := kubelet.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	v, err := plugin.NewVendor(o)
 	if err != nil {
-		k.Stop()
 		t.Fatalf("NewVendor: %v", err)
 	}
-	m := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	var once sync.Once
-	t.Cleanup(func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			k.Stop()
-		})
-	})
-	return k, v
+	p := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, FailOnInitError: true}, v, nil)
+	return p.Kubelet, v
 }
 
 func simulated(profile string) plugin.Options {

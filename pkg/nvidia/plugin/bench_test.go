@@ -6,25 +6,18 @@ import (
 	"path/filepath"
 	"testing"
 
-	"k8s.io/klog/v2"
-
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
 	"github.com/accelstack/accelstack/test/kubelet"
-	"github.com/accelstack/accelstack/test/testutil"
+	"github.com/accelstack/accelstack/test/plugintest"
 )
 
 // benchPlugin runs an in-process plugin and returns its kubelet-side view.
 func benchPlugin(b *testing.B, config, resource string) *kubelet.Plugin {
-	dir := testutil.ShortDir(b)
-	k, err := kubelet.Start(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
 	o := plugin.DefaultOptions()
 	o.Backend, o.Simulate = "simulated", "dgxa100"
 	if config != "" {
-		o.ConfigFile = filepath.Join(dir, "config.yaml")
+		o.ConfigFile = filepath.Join(b.TempDir(), "config.yaml")
 		if err := os.WriteFile(o.ConfigFile, []byte(config), 0o600); err != nil {
 			b.Fatal(err)
 		}
@@ -33,12 +26,7 @@ func benchPlugin(b *testing.B, config, resource string) *kubelet.Plugin {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	done := make(chan error, 1)
-	go func() {
-		done <- deviceplugin.Run(ctx, deviceplugin.Config{Vendor: "nvidia", PluginDir: dir, ConfigFile: o.ConfigFile}, v)
-	}()
-	b.Cleanup(func() { cancel(); <-done; k.Stop() })
+	k := plugintest.Start(b, deviceplugin.Config{Vendor: deviceplugin.VendorNVIDIA, ConfigFile: o.ConfigFile}, v, nil).Kubelet
 	p, err := k.WaitPlugin(context.Background(), resource)
 	if err != nil {
 		b.Fatal(err)

@@ -7,19 +7,18 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/plugintest"
 	"github.com/accelstack/accelstack/test/testutil"
 )
 
@@ -33,36 +32,14 @@ type testEnv struct {
 
 func startPlugin(t *testing.T, o plugin.Options) *testEnv {
 	t.Helper()
-	dir := testutil.ShortDir(t)
-	k, err := kubelet.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	v, err := plugin.NewVendor(o)
 	if err != nil {
-		k.Stop()
 		t.Fatalf("NewVendor: %v", err)
 	}
-	m := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: "nvidia", Backend: o.Backend, PluginDir: dir,
-		ConfigFile: o.ConfigFile, FailOnInitError: true}, v)
 	events := make(chan deviceplugin.Event, 1024)
-	m.Observe(func(e deviceplugin.Event) { events <- e })
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	env := &testEnv{kubelet: k, vendor: v, events: events}
-	var once sync.Once
-	env.stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			k.Stop()
-		})
-	}
-	t.Cleanup(env.stop)
-	return env
+	p := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorNVIDIA, Backend: o.Backend,
+		ConfigFile: o.ConfigFile, FailOnInitError: true}, v, func(e deviceplugin.Event) { events <- e })
+	return &testEnv{kubelet: p.Kubelet, vendor: v, events: events, stop: p.Stop}
 }
 
 func simOptions(t *testing.T, profile string) plugin.Options {
