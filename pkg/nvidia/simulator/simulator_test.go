@@ -127,3 +127,32 @@ func TestCustomSimulatorKeepsMockUUIDs(t *testing.T) {
 		t.Errorf("two mock servers with different GPU UUIDs gave one MIG UUID %s", o.MIGs[0])
 	}
 }
+
+// TestRunCommand checks the control socket's commands: XID injection and
+// lost devices by index or UUID, and the errors for anything else.
+func TestRunCommand(t *testing.T) {
+	sim, err := simulator.New("dgxa100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testCases := []struct {
+		line    string
+		wantErr bool
+	}{
+		{"xid 0 79", false},
+		{"lost 1 true", false},
+		{"lost 1 false", false},
+		{"xid nope 79", true},
+		{"xid 0 x", true},
+		{"lost 0 maybe", true},
+		{"reset 0 1", true},
+		{"xid 0", true},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.line, func(t *testing.T) {
+			if err := sim.RunCommand(tc.line); (err != nil) != tc.wantErr {
+				t.Errorf("RunCommand(%q) = %v, wantErr %v", tc.line, err, tc.wantErr)
+			}
+		})
+	}
+}
