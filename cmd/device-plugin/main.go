@@ -109,8 +109,8 @@ func newVendor(cfg *deviceplugin.Config, nv nvidiaplugin.Options, as ascendplugi
 	case deviceplugin.VendorNVIDIA:
 		nv.Backend, nv.Simulate, nv.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
 		nv.FailOnInitError = cfg.FailOnInitError
-		nv.DisableHealthChecks = os.Getenv("DP_DISABLE_HEALTHCHECKS")
-		nv.EnableHealthChecks = os.Getenv("DP_ENABLE_HEALTHCHECKS")
+		nv.DisableHealthChecks = os.Getenv(nvidia.EnvDisableHealthChecks)
+		nv.EnableHealthChecks = os.Getenv(nvidia.EnvEnableHealthChecks)
 		v, err := nvidiaplugin.NewVendor(nv)
 		if err != nil {
 			return nil, err

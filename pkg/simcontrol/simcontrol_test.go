@@ -70,6 +70,6 @@ func TestServer(t *testing.T) {
 		t.Errorf("socket still present after Close: %v", err)
 	}
 	if err := Send(path, "ok"); err == nil {
-		t.Error("SendControl after Close succeeded")
+		t.Error("Send after Close succeeded")
 	}
 }

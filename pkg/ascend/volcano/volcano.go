@@ -4,8 +4,8 @@
 // and the pod's HCCL rank-table entry (pkg/ascend/annotation) back to the
 // pod. So in this mode Allocate waits, at most MaxWait, on a pod informer
 // of its own and patches the pod through the API server (API, served by
-// pkg/nodeclient in the plugin). Neither pkg/ascend nor the node agent
-// imports it.
+// pkg/nodeclient in the plugin). Only cmd/device-plugin wires it in:
+// pkg/ascend, pkg/ascend/plugin and the node agent do not import it.
 package volcano
 
 import (
