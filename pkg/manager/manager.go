@@ -23,9 +23,9 @@ import (
 
 	"github.com/accelstack/accelstack/api"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
 
@@ -113,7 +113,7 @@ func CacheOptions() cache.Options {
 		&corev1.Pod{}:                   {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
 		&batchv1.Job{}:                  {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
 		&corev1.PersistentVolumeClaim{}: {Label: cacheselector.HasLabel(shim.PVCLabelKey)},
-		&corev1.ConfigMap{}:             {Label: ranktable.CacheSelector()},
+		&corev1.ConfigMap{}:             {Label: cacheselector.HasLabel(ranktable.RingControllerLabel)},
 	}}
 }
 

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/test/cluster"
 )
 
@@ -157,7 +157,7 @@ func TestXIDMarksGPUUnhealthyAndRecovers(t *testing.T) {
 	waitAllocatable(t, "shows the demo machine", time.Minute, demoMachine)
 	start := time.Now()
 	// XID 79 (fallen off the bus) on whole GPU 2.
-	if err := deviceplugin.SendControl(simulatorSocket, "xid 2 79"); err != nil {
+	if err := simcontrol.Send(simulatorSocket, "xid 2 79"); err != nil {
 		t.Fatal(err)
 	}
 	waitAllocatable(t, "drops by one after the XID", time.Minute, func(a map[string]int64) bool { return a[gpu] == 5 })

@@ -20,9 +20,11 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
-	"github.com/accelstack/accelstack/pkg/ascend/kube"
+	"github.com/accelstack/accelstack/pkg/ascend/plugin"
+	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/nodeclient"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
 )
@@ -61,7 +63,7 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 // start runs the vendor behind a fake kubelet and returns its plugin.
-func start(ctx context.Context, o ascend.Options) (*kubelet.Plugin, func(), error) {
+func start(ctx context.Context, o plugin.Options) (*kubelet.Plugin, func(), error) {
 	dir, err := os.MkdirTemp("", "ascb")
 	if err != nil {
 		return nil, nil, err
@@ -70,14 +72,14 @@ func start(ctx context.Context, o ascend.Options) (*kubelet.Plugin, func(), erro
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := ascend.NewVendor(o)
+	v, err := plugin.NewVendor(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := deviceplugin.New(deviceplugin.Config{Vendor: "ascend", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
+	sup := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: "ascend", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
 	rctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.Background()))
 	done := make(chan error, 1)
-	go func() { done <- m.Run(rctx) }()
+	go func() { done <- sup.Run(rctx) }()
 	stop := func() { cancel(); <-done; k.Stop(); os.RemoveAll(dir) }
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
@@ -89,9 +91,9 @@ func start(ctx context.Context, o ascend.Options) (*kubelet.Plugin, func(), erro
 	return p, stop, nil
 }
 
-func options() ascend.Options {
-	o := ascend.DefaultOptions()
-	o.Backend, o.Simulate = deviceplugin.BackendSimulated, ascend.ProfileAscend910B8
+func options() plugin.Options {
+	o := plugin.DefaultOptions()
+	o.Backend, o.Simulate = deviceplugin.BackendSimulated, simulator.ProfileAscend910B8
 	return o
 }
 
@@ -127,7 +129,7 @@ func benchVolcano(n int) ([]time.Duration, error) {
 	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	kc, err := kube.New(cp.Config)
+	kc, err := nodeclient.New(cp.Config)
 	if err != nil {
 		return nil, err
 	}

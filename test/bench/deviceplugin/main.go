@@ -17,7 +17,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
 )
@@ -117,7 +117,7 @@ func run() error {
 	var xid []time.Duration
 	for _, id := range ids {
 		t0 := time.Now()
-		if err := nvidia.Control(whole.control, "xid "+id+" 79"); err != nil {
+		if err := simcontrol.Send(whole.control, "xid "+id+" 79"); err != nil {
 			return err
 		}
 		_, at, err := gpu.WaitDevices(ctx, func(d []*pluginapi.Device) bool { return healthOf(d, id) == pluginapi.Unhealthy })
