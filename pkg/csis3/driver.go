@@ -21,6 +21,7 @@ import (
 	"k8s.io/mount-utils"
 
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
+	"github.com/accelstack/accelstack/pkg/unixsock"
 )
 
 // The modes the driver runs in.
@@ -311,22 +312,11 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 }
 
-// listenUnix listens on a unix socket at path with mode perm, replacing a
-// stale socket left by an earlier run.
+// listenUnix listens on a unix socket at path with mode perm, creating its
+// directory and replacing a stale socket left by an earlier run.
 func listenUnix(path string, perm os.FileMode) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("creating socket directory: %w", err)
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("removing stale socket %s: %w", path, err)
-	}
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, perm); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("restricting socket %s: %w", path, err)
-	}
-	return l, nil
+	return unixsock.ListenMode(path, perm)
 }

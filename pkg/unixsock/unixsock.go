@@ -1,7 +1,8 @@
-// Package unixsock listens on unix sockets that only their owner can use.
-// The device plugin's per-resource sockets and the simulators' control
-// sockets both need this; it is a leaf so that the simulators do not link
-// the device plugin.
+// Package unixsock listens on unix sockets that are never reachable with
+// looser permissions than asked for. The device plugin's per-resource
+// sockets, the simulators' control sockets and the csi-s3 driver's CSI and
+// registration sockets all need this; it is a leaf so that none of them
+// links another.
 package unixsock
 
 import (
@@ -12,11 +13,16 @@ import (
 )
 
 // Listen listens on a unix socket at path that only the owner can use
-// (mode 0600), replacing a stale file there. The socket is bound under a
-// temporary name, restricted and then renamed, so it is never reachable
-// with looser permissions. Closing the listener leaves the socket file in
-// place; the caller removes it.
+// (mode 0600), replacing a stale file there. Closing the listener leaves
+// the socket file in place; the caller removes it.
 func Listen(path string) (net.Listener, error) {
+	return ListenMode(path, 0o600)
+}
+
+// ListenMode is Listen with the socket's mode perm. The socket is bound
+// under a temporary name, restricted and then renamed, so it is never
+// reachable with looser permissions.
+func ListenMode(path string, perm os.FileMode) (net.Listener, error) {
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("removing stale socket %s: %w", path, err)
 	}
@@ -28,7 +34,7 @@ func Listen(path string) (net.Listener, error) {
 	}
 	ul := l.(*net.UnixListener)
 	ul.SetUnlinkOnClose(false)
-	if err := os.Chmod(tmp, 0o600); err != nil {
+	if err := os.Chmod(tmp, perm); err != nil {
 		l.Close()
 		_ = os.Remove(tmp)
 		return nil, fmt.Errorf("restricting socket %s: %w", path, err)
