@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +69,7 @@ func (c *Cluster) StateDir() string { return c.l.dir }
 func (c *Cluster) LogDir() string { return c.l.logs() }
 
 // components are the cluster's processes in start order.
-var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd", "kubelet"}
+var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "clusterdns", "containerd", "kubelet"}
 
 // Running reports whether every cluster process recorded by an earlier Up
 // still runs and the API server answers.
@@ -157,6 +158,10 @@ func (c *Cluster) Up(ctx context.Context) error {
 	if err := c.startControlPlane(ctx, assets, step); err != nil {
 		return err
 	}
+	if err := c.startDNS(ctx); err != nil {
+		return err
+	}
+	step("DNS ready")
 	if _, err := startDaemon(c.l, "containerd", "containerd", "--config", c.l.path("containerd.toml")); err != nil {
 		return err
 	}
@@ -240,6 +245,27 @@ func (c *Cluster) startControlPlane(ctx context.Context, assets string, step fun
 	}
 	_, err = startDaemon(c.l, "kube-scheduler", filepath.Join(assets, "kube-scheduler"), common...)
 	return err
+}
+
+// startDNS starts the cluster's DNS server on the gateway address and
+// waits until it answers for the kubernetes Service.
+func (c *Cluster) startDNS(ctx context.Context) error {
+	listen := net.JoinHostPort(GatewayIP, "53")
+	if _, err := startDaemon(c.l, "clusterdns", filepath.Join(c.opts.ImageDir, "bin", "clusterdns"),
+		"--kubeconfig="+c.Kubeconfig(), "--listen="+listen, "--domain="+ClusterDomain); err != nil {
+		return err
+	}
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, listen)
+	}}
+	return c.withLog(waitFor(ctx, 30*time.Second, "the cluster DNS", func(ctx context.Context) error {
+		addrs, err := r.LookupHost(ctx, "kubernetes.default.svc."+ClusterDomain)
+		if err == nil && (len(addrs) != 1 || addrs[0] != APIServerIP) {
+			err = fmt.Errorf("kubernetes.default.svc resolves to %v, want %s", addrs, APIServerIP)
+		}
+		return err
+	}), "clusterdns")
 }
 
 // startKubelet starts the kubelet and waits for the node to be Ready.
@@ -336,7 +362,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 			}
 		}
 	}
-	for _, name := range []string{"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"} {
+	for _, name := range []string{"clusterdns", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"} {
 		stop(name, 15*time.Second)
 	}
 	step("control plane stopped")

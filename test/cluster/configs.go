@@ -101,7 +101,7 @@ func cniConfig(l layout) (string, error) {
 // thresholds that a busy developer disk does not trip (images are imported,
 // not pulled, so a collected image could not come back); node status every
 // 2s rather than 10s, so a device turning unhealthy shows in allocatable
-// at once.
+// at once; pods resolve names through the cluster's DNS server.
 func kubeletConfig(l layout) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -122,10 +122,12 @@ evictionHard:
   nodefs.available: 1%%
   imagefs.available: 1%%
   nodefs.inodesFree: 1%%
+clusterDNS: [%s]
+clusterDomain: %s
 authentication:
   anonymous: {enabled: false}
   webhook: {enabled: true}
   x509: {clientCAFile: %s}
 authorization: {mode: Webhook}
-`, GatewayIP, l.containerdSocket(), filepath.Join(l.path("pod-logs")), l.pki("ca.crt"))
+`, GatewayIP, l.containerdSocket(), filepath.Join(l.path("pod-logs")), GatewayIP, ClusterDomain, l.pki("ca.crt"))
 }

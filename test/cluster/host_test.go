@@ -60,7 +60,7 @@ func TestConfigs(t *testing.T) {
 		t.Errorf("CNI plugins = %v, want the %s gateway bridge then loopback", conf.Plugins, Bridge)
 	}
 	for file, wants := range map[string][]string{
-		l.path("kubelet.yaml"):    {"address: " + GatewayIP, "cgroupDriver: cgroupfs", "makeIPTablesUtilChains: false", "unix://" + l.containerdSocket()},
+		l.path("kubelet.yaml"):    {"address: " + GatewayIP, "cgroupDriver: cgroupfs", "makeIPTablesUtilChains: false", "unix://" + l.containerdSocket(), "clusterDNS: [" + GatewayIP + "]"},
 		l.path("containerd.toml"): {"restrict_oom_score_adj = true", `sandbox_image = "` + PauseImage + `"`, "SystemdCgroup = false"},
 	} {
 		got := mustRead(t, file)

@@ -79,12 +79,12 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 	return paths, nil
 }
 
-// buildBinaries builds the accelstack commands into dir, version stamped
-// like `make build`.
+// buildBinaries builds the accelstack commands, version stamped like
+// `make build`, and the cluster's DNS server into dir.
 func (c *Cluster) buildBinaries(ctx context.Context, dir string) error {
-	pkgs := make([]string, len(images.Definitions))
-	for i, d := range images.Definitions {
-		pkgs[i] = "./cmd/" + d.Binary
+	pkgs := []string{"./test/cmd/clusterdns"}
+	for _, d := range images.Definitions {
+		pkgs = append(pkgs, "./cmd/"+d.Binary)
 	}
 	version := "local"
 	if out, err := exec.CommandContext(ctx, "git", "-C", c.root, "describe", "--tags", "--always", "--dirty").Output(); err == nil {

@@ -19,6 +19,9 @@ const (
 	APIServerIP = "10.0.0.1"
 	// ServiceCIDR is the Service ClusterIP range.
 	ServiceCIDR = "10.0.0.0/24"
+	// ClusterDomain is the DNS domain of Services; the cluster's DNS
+	// server (package test/cluster/dns) listens on GatewayIP, port 53.
+	ClusterDomain = "cluster.local"
 	// KubeletRoot is the kubelet's root directory: the default, so the
 	// hostPaths of the real manifests in deploy/ work unchanged.
 	KubeletRoot = "/var/lib/kubelet"
