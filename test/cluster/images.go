@@ -25,8 +25,8 @@ func Image(name string) string { return "localhost/accelstack/" + name + ":" + I
 var tools = []string{"versitygw", "csi-provisioner"}
 
 // buildImages builds the pause and busybox images, one image per accelstack
-// binary as package images defines it (named Image(binary)), and one per
-// tool. It returns the tarball paths; unchanged images are not rewritten.
+// binary as package images defines it (named Image(binary)), one per tool,
+// and the workload images. It returns the tarball paths; unchanged images are not rewritten.
 func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 	binDir := filepath.Join(c.opts.ImageDir, "bin")
 	pause, err := buildPause(ctx, c.root, binDir)
@@ -69,14 +69,17 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 
 	var paths []string
 	for _, img := range imgs {
-		name := strings.NewReplacer("/", "_", ":", "_").Replace(strings.TrimPrefix(img.Ref, "localhost/"))
-		path := filepath.Join(c.opts.ImageDir, name+".tar")
+		path := filepath.Join(c.opts.ImageDir, archiveName(img.Ref))
 		if _, err := ociimage.Write(ctx, img, path); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", img.Ref, err)
 		}
 		paths = append(paths, path)
 	}
-	return paths, nil
+	workloads, err := c.buildWorkloadImages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(paths, workloads...), nil
 }
 
 // buildBinaries builds the accelstack commands, version stamped like

@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"github.com/accelstack/accelstack/test/harness"
+)
+
+// The images of the training workloads that the jobs tests and the demo
+// run: Debian's builds of the frameworks, CPU only, built from Debian
+// packages (DebianImage) and imported like the other images.
+var (
+	// PyTorchImage has python3 with PyTorch 1.13 and NumPy.
+	PyTorchImage = Image("pytorch")
+	// XGBoostImage has python3 with XGBoost 1.7 and NumPy.
+	XGBoostImage = Image("xgboost")
+)
+
+// workloadPATH is the PATH of the workload images.
+const workloadPATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// workloadImages define the workload images. What they omit is never
+// loaded by a Python program training on the CPU in a container: the
+// tools that maintainer scripts use (which never run in an image); Mesa's
+// GPU drivers with the LLVM they are compiled with, which only a program
+// drawing with OpenGL loads; PyTorch's C++ test programs; and Pythran, the
+// compiler SciPy's extensions were built with, with the C++ toolchain it
+// needs.
+var workloadImages = []DebianImage{
+	{
+		Ref:      PyTorchImage,
+		Packages: []string{"python3-torch=1.13", "python3-numpy"},
+		Omit:     append([]string{"libtorch-test"}, maintainerTools...),
+		Env:      []string{workloadPATH},
+	},
+	{
+		Ref:      XGBoostImage,
+		Packages: []string{"python3-xgboost=1.7", "python3-numpy"},
+		Omit:     append([]string{"python3-pythran"}, maintainerTools...),
+		Env:      []string{workloadPATH},
+	},
+}
+
+// maintainerTools are the packages of tools that maintainer scripts run,
+// and Mesa's drivers.
+var maintainerTools = []string{"adduser", "debconf", "passwd", "libgl1-mesa-dri"}
+
+// buildWorkloadImages builds the workload images that changed and returns
+// their archives.
+func (c *Cluster) buildWorkloadImages(ctx context.Context) ([]string, error) {
+	cache := debianCache{dir: filepath.Join(harness.CacheDir(), "debian")}
+	var paths []string
+	for _, img := range workloadImages {
+		path := filepath.Join(c.opts.ImageDir, archiveName(img.Ref))
+		if _, err := buildDebianImage(ctx, cache, img, path); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// archiveName is the file name of the archive of the image ref.
+func archiveName(ref string) string {
+	return strings.NewReplacer("/", "_", ":", "_").Replace(strings.TrimPrefix(ref, "localhost/")) + ".tar"
+}
