@@ -52,17 +52,17 @@ type TorchrunConfig struct {
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
 	// maxRestarts is how often torchrun restarts the training processes
-	// (--max-restarts) before failing.
+	// (--max_restarts) before failing.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
 	// procPerNode is the number of training processes per replica
-	// (--nproc-per-node): a number, or gpu for as many as the replica's
+	// (--nproc_per_node): a number, or gpu for as many as the replica's
 	// nvidia.com/gpu limit. Defaults to 1.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^([1-9][0-9]*|gpu|cpu|auto)$`
 	ProcPerNode string `json:"procPerNode,omitempty"`
-	// rdzvBackend is the rendezvous backend (--rdzv-backend): c10d (the
+	// rdzvBackend is the rendezvous backend (--rdzv_backend): c10d (the
 	// default, built into torch), etcd or etcd-v2 (bring your own etcd). The
 	// rendezvous endpoint is the master replica.
 	// +optional

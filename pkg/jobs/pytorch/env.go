@@ -72,7 +72,7 @@ func nnodes(pj *batchv1beta1.PyTorchTrainingJob, job *jobs.Job) string {
 	return strconv.Itoa(int(total))
 }
 
-// procPerNode returns torchrun's --nproc-per-node for replica r.
+// procPerNode returns torchrun's --nproc_per_node for replica r.
 func procPerNode(pj *batchv1beta1.PyTorchTrainingJob, r *jobs.Replica) string {
 	if n := nproc(pj, r); n > 0 {
 		return strconv.Itoa(n)
@@ -82,7 +82,9 @@ func procPerNode(pj *batchv1beta1.PyTorchTrainingJob, r *jobs.Replica) string {
 
 // torchrun returns the command and args that launch command+args under
 // torchrun: a leading python interpreter is dropped (torchrun is one), any
-// other program runs with --no-python.
+// other program runs with --no_python. Options are written with
+// underscores, the only spelling torchrun knew before PyTorch 2.0 and one
+// it still accepts.
 func torchrun(pj *batchv1beta1.PyTorchTrainingJob, job *jobs.Job, r *jobs.Replica, command, args []string, endpoint string) ([]string, []string) {
 	tc := pj.Spec.TorchrunConfig
 	backend := tc.RdzvBackend
@@ -91,20 +93,20 @@ func torchrun(pj *batchv1beta1.PyTorchTrainingJob, job *jobs.Job, r *jobs.Replic
 	}
 	opts := []string{
 		"--nnodes=" + nnodes(pj, job),
-		"--nproc-per-node=" + procPerNode(pj, r),
-		"--rdzv-backend=" + backend,
-		"--rdzv-endpoint=" + endpoint,
-		"--rdzv-id=" + string(pj.UID),
+		"--nproc_per_node=" + procPerNode(pj, r),
+		"--rdzv_backend=" + backend,
+		"--rdzv_endpoint=" + endpoint,
+		"--rdzv_id=" + string(pj.UID),
 	}
 	if tc.MaxRestarts != nil {
-		opts = append(opts, "--max-restarts="+strconv.Itoa(int(*tc.MaxRestarts)))
+		opts = append(opts, "--max_restarts="+strconv.Itoa(int(*tc.MaxRestarts)))
 	}
 	opts = append(opts, tc.ExtraOptions...)
 	program := append([]string(nil), command...)
 	if len(program) > 0 && isPython(program[0]) {
 		program = program[1:]
 	} else if len(program) > 0 {
-		opts = append(opts, "--no-python")
+		opts = append(opts, "--no_python")
 	}
 	return []string{"torchrun"}, append(append(opts, program...), args...)
 }

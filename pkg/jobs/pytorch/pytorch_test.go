@@ -79,19 +79,19 @@ func TestTorchrun(t *testing.T) {
 	}{
 		{"python and args", []string{"python"}, []string{"dist_mnist.py", "--epochs=1"},
 			batchv1beta1.TorchrunConfig{Enabled: true, ProcPerNode: "4", RdzvBackend: "c10d", MaxRestarts: ptr.To[int32](10)}, 0,
-			[]string{"--nnodes=2", "--nproc-per-node=4", "--rdzv-backend=c10d", "--rdzv-endpoint=pt-node-0:23456", "--rdzv-id=uid-1", "--max-restarts=10", "dist_mnist.py", "--epochs=1"}},
+			[]string{"--nnodes=2", "--nproc_per_node=4", "--rdzv_backend=c10d", "--rdzv_endpoint=pt-node-0:23456", "--rdzv_id=uid-1", "--max_restarts=10", "dist_mnist.py", "--epochs=1"}},
 		{"script in command", []string{"/usr/bin/python3.11", "train.py"}, nil,
 			batchv1beta1.TorchrunConfig{Enabled: true}, 0,
-			[]string{"--nnodes=2", "--nproc-per-node=1", "--rdzv-backend=c10d", "--rdzv-endpoint=pt-node-0:23456", "--rdzv-id=uid-1", "train.py"}},
+			[]string{"--nnodes=2", "--nproc_per_node=1", "--rdzv_backend=c10d", "--rdzv_endpoint=pt-node-0:23456", "--rdzv_id=uid-1", "train.py"}},
 		{"module", []string{"python"}, []string{"-m", "training.module"},
-			batchv1beta1.TorchrunConfig{Enabled: true, RdzvBackend: "etcd-v2", ExtraOptions: []string{"--monitor-interval=1"}}, 0,
-			[]string{"--nnodes=2", "--nproc-per-node=1", "--rdzv-backend=etcd-v2", "--rdzv-endpoint=pt-node-0:23456", "--rdzv-id=uid-1", "--monitor-interval=1", "-m", "training.module"}},
+			batchv1beta1.TorchrunConfig{Enabled: true, RdzvBackend: "etcd-v2", ExtraOptions: []string{"--monitor_interval=1"}}, 0,
+			[]string{"--nnodes=2", "--nproc_per_node=1", "--rdzv_backend=etcd-v2", "--rdzv_endpoint=pt-node-0:23456", "--rdzv_id=uid-1", "--monitor_interval=1", "-m", "training.module"}},
 		{"gpu", []string{"python"}, []string{"train.py"},
 			batchv1beta1.TorchrunConfig{Enabled: true, ProcPerNode: "gpu", MinNodes: ptr.To[int32](1)}, 8,
-			[]string{"--nnodes=1:2", "--nproc-per-node=8", "--rdzv-backend=c10d", "--rdzv-endpoint=pt-node-0:23456", "--rdzv-id=uid-1", "train.py"}},
+			[]string{"--nnodes=1:2", "--nproc_per_node=8", "--rdzv_backend=c10d", "--rdzv_endpoint=pt-node-0:23456", "--rdzv_id=uid-1", "train.py"}},
 		{"not python", []string{"/opt/train.sh"}, []string{"--x"},
 			batchv1beta1.TorchrunConfig{Enabled: true}, 0,
-			[]string{"--nnodes=2", "--nproc-per-node=1", "--rdzv-backend=c10d", "--rdzv-endpoint=pt-node-0:23456", "--rdzv-id=uid-1", "--no-python", "/opt/train.sh", "--x"}},
+			[]string{"--nnodes=2", "--nproc_per_node=1", "--rdzv_backend=c10d", "--rdzv_endpoint=pt-node-0:23456", "--rdzv_id=uid-1", "--no_python", "/opt/train.sh", "--x"}},
 	} {
 		pj := ptj(replica("node", 2, tc.cmd, tc.args...))
 		pj.Spec.TorchrunConfig = &tc.config

@@ -22,7 +22,7 @@ func testElastic(t *testing.T, e *env) {
 	spec.Template.Spec.Containers[0].Command = []string{"python"}
 	spec.Template.Spec.Containers[0].Args = []string{"train.py", "--epochs=3"}
 	job := pytorchJob(ns, "elastic", spec)
-	job.Spec.TorchrunConfig = &batchv1beta1.TorchrunConfig{Enabled: true, ProcPerNode: "2", MaxRestarts: ptr.To[int32](3), ExtraOptions: []string{"--log-dir=/tmp/torchrun"}}
+	job.Spec.TorchrunConfig = &batchv1beta1.TorchrunConfig{Enabled: true, ProcPerNode: "2", MaxRestarts: ptr.To[int32](3), ExtraOptions: []string{"--log_dir=/tmp/torchrun"}}
 	job.Spec.Elastic = &batchv1beta1.ElasticConfig{Enabled: true, MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](3), ExpectedReplicas: ptr.To[int32](2)}
 	job.Spec.Scheduler = &batchv1beta1.SchedulePolicy{T9kScheduler: &batchv1beta1.T9kScheduler{Queue: "default", Priority: 10}}
 	if err := e.c.Create(ctx, job); err != nil {
@@ -30,8 +30,8 @@ func testElastic(t *testing.T, e *env) {
 	}
 	pods := e.waitPods(ctx, t, ns, "elastic", "elastic-node-0", "elastic-node-1")
 	c := pods["elastic-node-1"].Spec.Containers[0]
-	wantArgs := []string{"--nnodes=1:3", "--nproc-per-node=2", "--rdzv-backend=c10d", "--rdzv-endpoint=elastic-node-0:23456",
-		"--rdzv-id=" + string(job.UID), "--max-restarts=3", "--log-dir=/tmp/torchrun", "train.py", "--epochs=3"}
+	wantArgs := []string{"--nnodes=1:3", "--nproc_per_node=2", "--rdzv_backend=c10d", "--rdzv_endpoint=elastic-node-0:23456",
+		"--rdzv_id=" + string(job.UID), "--max_restarts=3", "--log_dir=/tmp/torchrun", "train.py", "--epochs=3"}
 	if !cmp.Equal(c.Command, []string{"torchrun"}) || !cmp.Equal(c.Args, wantArgs) {
 		t.Errorf("command %q args %q, want torchrun %q", c.Command, c.Args, wantArgs)
 	}
