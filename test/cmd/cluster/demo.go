@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,13 +48,21 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "test", "cmd", "cluster", "examples", "demo.yaml")); err != nil {
+	examples := filepath.Join(root, "test", "cmd", "cluster", "examples")
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "demo.yaml")); err != nil {
+		return err
+	}
+	if err := applyTrainingProgram(ctx, c, filepath.Join(root, trainingProgram)); err != nil {
+		return err
+	}
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "pytorch-job.yaml")); err != nil {
 		return err
 	}
 	waits := [][]string{
 		{"-n", "demo", "wait", "--for=condition=Ready", "storageshim/dataset", "--timeout=120s"},
 		{"-n", "demo", "wait", "--for=condition=Ready", "pod/train", "pod/notebook", "--timeout=180s"},
 		{"-n", "demo", "wait", "--for=condition=Complete", "datacube/dataset-copy", "--timeout=180s"},
+		{"-n", "demo", "wait", "--for=jsonpath={.status.phase}=Succeeded", "pytorchtrainingjob/ddp", "--timeout=300s"},
 	}
 	for _, w := range waits {
 		if _, err := c.Kubectl(ctx, w...); err != nil {
@@ -62,6 +71,34 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 		}
 	}
 	return report(ctx, c)
+}
+
+// trainingProgram is the program of the demo's PyTorchTrainingJob, the one
+// the jobs tests run, relative to the repository root.
+const trainingProgram = "test/e2e/testdata/jobs/train.py"
+
+// applyTrainingProgram creates or updates the ConfigMap train-py in the
+// demo namespace, holding the program at path.
+func applyTrainingProgram(ctx context.Context, c *cluster.Cluster, path string) error {
+	manifest, err := c.Kubectl(ctx, "-n", "demo", "create", "configmap", "train-py", "--from-file="+path,
+		"--dry-run=client", "-o", "yaml")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp("", "train-py-*.yaml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(manifest); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = c.Kubectl(ctx, "apply", "-f", f.Name())
+	return err
 }
 
 // seedBucket creates the demo bucket with a few objects once the S3
@@ -143,6 +180,15 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	section("Copied by the DataCube into datacube-pvc (" + demoPVDir + "/dataset)")
 	out.WriteString(check("the DataCube copy")(listTree(filepath.Join(demoPVDir, "dataset"))))
 
+	section("PyTorchTrainingJob (kubectl -n demo get pytorchtrainingjob ddp)")
+	out.WriteString(kubectl("-n", "demo", "get", "pytorchtrainingjob", "ddp"))
+	section("Its status (kubectl -n demo get pytorchtrainingjob ddp -o jsonpath={.status})")
+	out.WriteString(check("the status of ddp")(indentJSON(kubectl("-n", "demo", "get", "pytorchtrainingjob", "ddp", "-o", "jsonpath={.status}"))))
+	for _, pod := range []string{"ddp-master-0", "ddp-worker-0"} {
+		section("What " + pod + " logs (kubectl -n demo logs " + pod + ")")
+		out.WriteString(kubectl("-n", "demo", "logs", pod))
+	}
+
 	section("Metrics")
 	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
 		"-o", "jsonpath={.items[0].status.podIP}"))
@@ -152,7 +198,7 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
 	section("Not built yet, so not shown")
-	out.WriteString("T9k Jobs (GenericJob and friends), the Queue/PodGroup scheduler, Notebook, serving and workflow controllers.\n")
+	out.WriteString("The Queue/PodGroup scheduler, Notebook, serving and workflow controllers.\n")
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	if _, err := os.Stdout.Write(out.Bytes()); err != nil {
@@ -162,6 +208,15 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 		return fmt.Errorf("the demo report is incomplete: %w", errors.Join(problems...))
 	}
 	return nil
+}
+
+// indentJSON indents a JSON document for reading.
+func indentJSON(doc string) (string, error) {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(doc), "", "  "); err != nil {
+		return "", err
+	}
+	return b.String() + "\n", nil
 }
 
 // allocatable cuts the Allocatable block out of kubectl describe node.
