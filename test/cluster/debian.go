@@ -352,7 +352,7 @@ func (d debianCache) fetch(ctx context.Context, pkgs []debPackage) ([]string, er
 // size and modification time of each file, which apt-get update changes
 // when the archive did.
 func (d debianCache) listsFingerprint(ctx context.Context) (string, error) {
-	out, err := apt(ctx, d.dir, "apt-config", "shell", "L", "Dir::State::lists/d")
+	out, err := apt(ctx, "", "apt-config", "shell", "L", "Dir::State::lists/d")
 	if err != nil {
 		return "", err
 	}
