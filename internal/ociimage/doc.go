@@ -2,9 +2,9 @@
 // without a registry, a container engine or root.
 //
 // An [Image] lists the files of a single-layer root file system: regular
-// files copied from the host, inline data, directories, symlinks, and host
+// files copied from the host, inline data, directories, symlinks, host
 // executables together with their shared-library closure
-// ([Image.AddExecutable]). [Write] turns it into an OCI image-layout archive
+// ([Image.AddExecutable]), and whole directory trees ([Image.AddTree]). [Write] turns it into an OCI image-layout archive
 // (a tar of oci-layout, index.json and blobs/sha256) whose index entry
 // carries the full reference in io.containerd.image.name and the tag in
 // org.opencontainers.image.ref.name, so that each of

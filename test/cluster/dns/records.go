@@ -52,11 +52,11 @@ func (r *Records) Lookup(name string) (addrs []netip.Addr, inDomain, found bool,
 		return nil, true, false, err
 	}
 	if hostname == "" && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
-		a, err := netip.ParseAddr(svc.Spec.ClusterIP)
-		if err != nil || !a.Is4() {
-			return nil, true, true, nil
+		// An IPv6 ClusterIP has no A record.
+		if a, perr := netip.ParseAddr(svc.Spec.ClusterIP); perr == nil && a.Is4() {
+			return []netip.Addr{a}, true, true, nil
 		}
-		return []netip.Addr{a}, true, true, nil
+		return nil, true, true, nil
 	}
 	addrs, found, err = r.endpoints(svc, hostname)
 	return addrs, true, found, err

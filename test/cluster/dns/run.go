@@ -60,7 +60,7 @@ func Run(ctx context.Context, rc *rest.Config, cfg Config, log logr.Logger) erro
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		pc.Close()
+		_ = pc.Close()
 		return err
 	}
 	log.Info("Serving DNS", "listen", cfg.Listen, "domain", cfg.Domain, "upstreams", cfg.Upstreams)

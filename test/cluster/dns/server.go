@@ -143,14 +143,14 @@ func exchange(ctx context.Context, network, addr string, msg []byte) ([]byte, er
 func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 	go func() {
 		<-ctx.Done()
-		conn.Close()
+		_ = conn.Close()
 	}()
 	for {
 		buf := make([]byte, 65535)
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return nil //nolint:nilerr // closed because ctx ended
 			}
 			return fmt.Errorf("reading a query: %w", err)
 		}
@@ -172,13 +172,13 @@ func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 func (s *Server) ServeTCP(ctx context.Context, ln net.Listener) error {
 	go func() {
 		<-ctx.Done()
-		ln.Close()
+		_ = ln.Close()
 	}()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return nil //nolint:nilerr // closed because ctx ended
 			}
 			return fmt.Errorf("accepting a connection: %w", err)
 		}
