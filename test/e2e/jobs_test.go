@@ -98,8 +98,12 @@ func TestPyTorchTrainingJobElastic(t *testing.T) {
 			TorchrunConfig: &batchv1beta1.TorchrunConfig{
 				Enabled: true, MaxRestarts: ptr.To[int32](3),
 				// Close a rendezvous 3s after the least number of nodes
-				// joined, rather than 30s; look for waiting nodes every second.
-				ExtraOptions: []string{"--rdzv_conf=last_call_timeout=3", "--monitor_interval=1"},
+				// joined, rather than 30s; look for waiting nodes every
+				// second. PyTorch 1.13 under Python 3.11 cannot read the
+				// default --redirects and --tee (0: Python 3.11 no longer
+				// lists a zero flag): set them for a local rank that does
+				// not exist, which leaves rank 0's output on the console.
+				ExtraOptions: []string{"--rdzv_conf=last_call_timeout=3", "--monitor_interval=1", "--redirects=1:1", "--tee=1:1"},
 			},
 			Elastic: &batchv1beta1.ElasticConfig{
 				Enabled: true, MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](3), ExpectedReplicas: ptr.To[int32](2),
@@ -209,10 +213,10 @@ func TestGenericJobServiceAddresses(t *testing.T) {
 	}
 }
 
-// TestPyTorchTrainingJobExitCodeRestart kills the worker with SIGKILL
-// (exit code 137) on its first attempt: under the ExitCode policy the
-// controller recreates it, the training completes, and the status counts
-// the restart.
+// TestPyTorchTrainingJobExitCodeRestart has the worker exit with code 137
+// (as if killed with SIGKILL) on its first attempt: under the ExitCode
+// policy the controller recreates it, the training completes, and the
+// status counts the restart.
 func TestPyTorchTrainingJobExitCodeRestart(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)

@@ -10,8 +10,8 @@ data set: the same line on every rank.
 --epochs sets the length of the training. --grow-to N keeps an elastic
 training going while the world is smaller than N: torchrun restarts it
 with a larger world when a node joins. --attempts-key makes a non-zero rank
-kill itself (exit code 137) on its first attempt, counted in the master's
-store, so that a job shows a restart.
+exit with code 137, what SIGKILL or the OOM killer gives, on its first
+attempt, counted in the master's store, so that a job shows a restart.
 """
 
 import argparse
@@ -44,7 +44,9 @@ else:
         attempt = store.add(args.attempts_key, 1)
         print(f"rank={rank} attempt={attempt}", flush=True)
         if attempt == 1:
-            os.kill(os.getpid(), signal.SIGKILL)
+            # The container's init ignores signals it has no handler for,
+            # SIGKILL sent from inside too: exit with its code instead.
+            os._exit(128 + signal.SIGKILL)
     dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=timeout)
 print(f"rank={rank} world_size={world} host={socket.gethostname()} training", flush=True)
 
