@@ -144,3 +144,31 @@ func testAscend(t *testing.T, e *env) {
 		return st == ranktable.StatusCompleted, cm.Data["hccl.json"], err
 	})
 }
+
+// testPodNameTaken: a replica's pod name held by another object is never
+// doubled: the job waits, says so, and creates its pod once the name is
+// free.
+func testPodNameTaken(t *testing.T, e *env) {
+	ctx := testContext(t)
+	ns := e.namespace(t, nil)
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-worker-0", Labels: map[string]string{"batch.tensorstack.dev/job-name": "taken"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{container("main", "sleep", "1")}}}
+	if err := e.c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	job := pytorchJob(ns, "taken", pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
+	if err := e.c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent(ctx, t, ns, "taken", "PodNameTaken", "Pod taken-worker-0 belongs to another object")
+	if p := e.pods(ctx, t, ns, "taken")["taken-worker-0"]; p == nil || p.UID != other.UID {
+		t.Fatalf("pod taken-worker-0 replaced: %+v", p)
+	}
+	if err := e.c.Delete(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "the job's own pod", func() (bool, string, error) {
+		p := e.pods(ctx, t, ns, "taken")["taken-worker-0"]
+		return p != nil && metav1.IsControlledBy(p, job), "", nil
+	})
+}
