@@ -106,7 +106,7 @@ test: lint envtest-assets tools test-go ## Everything CI runs: lint, unit and re
 .PHONY: test-go
 test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration against real parts from the cache).
 	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE); \
-	units=$$(go list ./... | grep -v '/test/integration$$'); \
+	units=$$(go list ./... | grep -v '/test/integration'); \
 	echo "go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
 	go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
 	echo "go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \

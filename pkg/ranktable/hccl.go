@@ -29,6 +29,16 @@ const (
 	ConfigMapPrefix = "rings-config-"
 	// ConfigMapKey is the ConfigMap key holding the rank table.
 	ConfigMapKey = "hccl.json"
+	// MountPath is where a job's pods mount the rank table's ConfigMap;
+	// the table is the file ConfigMapKey in it.
+	MountPath = "/user/serverid/devindex/config"
+	// VolumeName is the name of the rank-table volume in a job's pods.
+	VolumeName = "ascend-910-config"
+	// AscendResource is the extended resource of Ascend 910 chips; pods
+	// requesting it need a rank table.
+	AscendResource = "huawei.com/Ascend910"
+	// ChipTypeAscend910 is the RingControllerLabel value for Ascend 910 chips.
+	ChipTypeAscend910 = "ascend-910"
 
 	// StatusInitializing is the rank table's status until every pod has
 	// its chips.
