@@ -51,7 +51,7 @@ help: ## Show this help.
 
 .PHONY: run
 run: manifests envtest-assets tools build ## Start the embedded default: control plane with CRDs, controllers, node binaries (simulated), local S3.
-	go run ./hack/devenv --bin-dir=$(BIN_DIR) $(RUN_ARGS)
+	go run ./test/cmd/devenv --bin-dir=$(BIN_DIR) $(RUN_ARGS)
 
 ##@ Build
 
@@ -61,6 +61,10 @@ build: $(addprefix build-,$(CMDS)) ## Build all binaries into bin/, version stam
 build-%: ## Build one binary, e.g. build-csi-s3.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$* ./cmd/$*
 
+.PHONY: images
+images: build $(RCLONE) ## Build an OCI image archive per binary into bin/images; IMAGES_ARGS="--registry=R --tag=T" renames them.
+	go run ./hack/images --bin-dir=$(BIN_DIR) --out-dir=$(BIN_DIR)/images --tool=rclone=$(RCLONE) $(IMAGES_ARGS)
+
 ##@ Code generation
 
 .PHONY: generate
@@ -69,7 +73,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs into deploy/crds and RBAC into deploy/rbac.
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./api/... output:crd:artifacts:config=deploy/crds
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=deploy/crds
 	$(CONTROLLER_GEN) rbac:roleName=accelstack-controllers paths=./pkg/... output:rbac:artifacts:config=deploy/rbac
 	hack/kustomize-list.sh deploy/crds deploy/rbac
 
@@ -111,18 +115,13 @@ test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration again
 	if [ $$unit -ne 0 ] || [ $$integ -ne 0 ]; then echo "unit packages: exit $$unit; integration: exit $$integ"; exit 1; fi
 
 .PHONY: bench
-bench: envtest-assets tools ## Run the Go benchmarks, then each bench program in test/bench/* (tables with the peer side by side).
+bench: envtest-assets tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
-		go test -run '^$$' -bench . -benchmem ./...
-	@for d in $$(ls -d test/bench/*/ 2>/dev/null); do \
-		echo "=== go run ./$$d"; \
-		KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
-			go run ./$$d || exit 1; \
-	done
+		go run ./hack/benchdoc -doc docs/benchmarks.md -bench-dir test/bench
 
 ##@ Local cluster
 
-CLUSTER := go run ./hack/cluster
+CLUSTER := go run ./test/cmd/cluster
 
 .PHONY: cluster-up
 cluster-up: envtest-assets tools ## Start the local single-node Kubernetes (root): control plane, containerd, kubelet, local images.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kustomize-list.sh writes a kustomization.yaml in each given directory that
-# lists the directory's generated YAML files, so `kubectl apply -k` installs
-# whatever controller-gen produced.
+# lists the directory's generated YAML files, so that
+# `kubectl apply --server-side -k` installs whatever controller-gen produced.
 set -euo pipefail
 for dir in "$@"; do
 	{

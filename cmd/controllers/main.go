@@ -15,10 +15,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/accelstack/accelstack/pkg/cli"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/pkg/shim"
-	"github.com/accelstack/accelstack/pkg/shim/csi"
 )
 
 func main() {
@@ -33,7 +33,7 @@ func main() {
 	fs.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"), "Directory with the webhook's tls.crt and tls.key.")
 	fs.BoolVar(&opts.WebhookSelfSigned, "webhook-self-signed", true, "Issue the webhook certificate at start and inject its CA into the CRDs and webhook configurations; false expects certificates in --webhook-cert-dir.")
 	fs.StringVar(&opts.WebhookServiceDNS, "webhook-service", "controllers-webhook.accelstack-system.svc", "DNS name of the webhook Service, for the self-signed certificate.")
-	fs.StringVar(&opts.S3DriverName, "s3-csi-driver", csi.DefaultDriverName, "CSI driver name of StorageShim S3 volumes.")
+	fs.StringVar(&opts.S3DriverName, "s3-csi-driver", s3volume.DefaultDriverName, "CSI driver name of StorageShim S3 volumes.")
 	fs.Func("cephfs-csi-drivers", "Comma-separated CSI drivers CephFS StorageShims may use (default "+shim.DefaultCephFSDriver+").", func(v string) error {
 		opts.CephFSDrivers = splitList(v)
 		return nil

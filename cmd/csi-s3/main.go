@@ -6,13 +6,13 @@ import (
 	"context"
 
 	"github.com/accelstack/accelstack/pkg/cli"
-	"github.com/accelstack/accelstack/pkg/shim/csi"
+	"github.com/accelstack/accelstack/pkg/csis3"
 	"github.com/accelstack/accelstack/pkg/version"
 )
 
 func main() {
 	fs := cli.NewFlagSet("csi-s3", "CSI driver for S3 buckets as volumes")
-	cfg := csi.DefaultConfig()
+	cfg := csis3.DefaultConfig()
 	cfg.Version = version.Get().GitVersion
 	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "Services to run: controller, node or all.")
 	fs.StringVar(&cfg.Endpoint, "endpoint", cfg.Endpoint, "CSI endpoint, unix:///path.")
@@ -24,7 +24,7 @@ func main() {
 	fs.StringVar(&cfg.S3fsBinary, "s3fs", cfg.S3fsBinary, "s3fs executable.")
 	fs.StringVar(&cfg.Systemd, "systemd", cfg.Systemd, "Run FUSE daemons as transient systemd units: auto, true or false.")
 	fs.StringVar(&cfg.DaemonMemoryMax, "daemon-memory-max", "", "MemoryMax= of each FUSE daemon run as a systemd unit, e.g. 2G; no limit when empty.")
-	fs.StringVar(&cfg.DaemonCgroupRoot, "daemon-cgroup-root", "", "Where the host's cgroup hierarchies are mounted, e.g. /host/sys/fs/cgroup: without systemd, FUSE daemons move to the cgroup "+csi.DaemonCgroupName+" under each hierarchy's root, out of the plugin container's; off when empty.")
+	fs.StringVar(&cfg.DaemonCgroupRoot, "daemon-cgroup-root", "", "Where the host's cgroup hierarchies are mounted, e.g. /host/sys/fs/cgroup: without systemd, FUSE daemons move to the cgroup "+csis3.DaemonCgroupName+" under each hierarchy's root, out of the plugin container's; off when empty.")
 	fs.StringVar(&cfg.PluginRegistrationDir, "plugin-registration-dir", "", "The kubelet's plugin registry directory as mounted here, e.g. /registration: serve kubelet plugin registration on <dir>/<driver-name>-reg.sock; off when empty.")
 	fs.StringVar(&cfg.KubeletRegistrationPath, "kubelet-registration-path", "", "The CSI socket's path on the host, reported to the kubelet (default /var/lib/kubelet/plugins/<driver-name>/csi.sock).")
 	fs.DurationVar(&cfg.MountTimeout, "mount-timeout", cfg.MountTimeout, "How long to wait for a FUSE mount to appear.")
@@ -35,7 +35,7 @@ func main() {
 	fs.Check(func() error { return cfg.Validate() })
 
 	cli.Main(fs, func(ctx context.Context) error {
-		d, err := csi.New(cfg)
+		d, err := csis3.New(cfg)
 		if err != nil {
 			return err
 		}

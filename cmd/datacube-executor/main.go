@@ -1,7 +1,7 @@
 // Command datacube-executor moves the data of one DataCube: between the PVC
 // directory and S3, Git or Hugging Face, as the DataCube controller
-// describes in its environment (package datacube). It writes a
-// datacube.Progress to the termination message file when it ends.
+// describes in its environment (package executorenv). It writes a
+// executorenv.Progress to the termination message file when it ends.
 package main
 
 import (
@@ -10,19 +10,19 @@ import (
 	"os"
 
 	"github.com/accelstack/accelstack/pkg/cli"
-	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/datacube/executor"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 func main() {
 	fs := cli.NewFlagSet("datacube-executor", "DataCube transfer executor: PVC <-> S3, Git, Hugging Face")
 	cfg := executor.Config{
-		PVCRoot:        datacube.PVCMountPath,
+		PVCRoot:        executorenv.PVCMountPath,
 		Concurrency:    executor.DefaultConcurrency,
 		PartSize:       executor.DefaultPartSize,
 		ConnectTimeout: executor.DefaultConnectTimeout,
 	}
-	terminationPath := datacube.TerminationMessagePath
+	terminationPath := executorenv.TerminationMessagePath
 	var cacheDir string
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "Files, or parts of one large file, transferred at once.")
 	fs.Var(executor.SizeFlag{P: &cfg.PartSize}, "part-size", "Multipart part size, e.g. 64Mi; larger files go in parallel parts (min 5Mi).")

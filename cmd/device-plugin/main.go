@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
-	"github.com/accelstack/accelstack/pkg/ascend/kube"
 	"github.com/accelstack/accelstack/pkg/ascend/nodestate"
+	ascendplugin "github.com/accelstack/accelstack/pkg/ascend/plugin"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/nodeclient"
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	nvidiaplugin "github.com/accelstack/accelstack/pkg/nvidia/plugin"
 )
 
 func main() {
@@ -28,7 +30,7 @@ func main() {
 	fs.StringVar(&cfg.ConfigFile, "config-file", "", "Path to a config file (version v1).")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", "", "Serve /metrics (registration per resource), /readyz and /healthz here, e.g. :9401; empty serves nothing.")
 
-	nv := nvidia.DefaultOptions()
+	nv := nvidiaplugin.DefaultOptions()
 	fs.StringVar(&nv.MigStrategy, nvidia.FlagMigStrategy, nv.MigStrategy, "NVIDIA MIG strategy: none, single or mixed.")
 	fs.BoolVar(&nv.PassDeviceSpecs, nvidia.FlagPassDeviceSpecs, false, "Pass /dev/nvidia* device specs in Allocate responses.")
 	fs.StringVar(&nv.DeviceListStrategy, nvidia.FlagDeviceListStrategy, nv.DeviceListStrategy, "How devices reach the NVIDIA runtime: envvar or volume-mounts.")
@@ -36,7 +38,7 @@ func main() {
 	fs.StringVar(&nv.DevRoot, "nvidia-dev-root", nv.DevRoot, "Host directory holding the /dev/nvidia* device nodes.")
 	fs.DurationVar(&nv.HealthQuietPeriod, "health-quiet-period", nv.HealthQuietPeriod, "An unhealthy device with no XID for this long that passes an NVML check is healthy again; 0 never heals.")
 	fs.StringVar(&nv.ControlSocket, "simulate-control-socket", "", "With --backend=simulated: a unix socket accepting 'xid <device> <xid>' to inject events.")
-	as := ascend.DefaultOptions()
+	as := ascendplugin.DefaultOptions()
 	var vo volcano.Options
 	var volcanoMode bool
 	var kubeconfig string
@@ -89,7 +91,7 @@ func main() {
 		if err != nil {
 			return err
 		}
-		if av, ok := v.(*ascend.Vendor); ok && vo.NodeName != "" {
+		if av, ok := v.(*ascendplugin.Vendor); ok && vo.NodeName != "" {
 			r, err := newNodeState(vo.NodeName, kubeconfig, as.HealthPeriod, av)
 			if err != nil {
 				return err
@@ -102,27 +104,27 @@ func main() {
 
 // newVendor builds the vendor named by cfg; the config file's
 // failOnInitError applies unless the flag or its variable was given.
-func newVendor(cfg *deviceplugin.Config, nv nvidia.Options, as ascend.Options) (deviceplugin.Vendor, error) {
+func newVendor(cfg *deviceplugin.Config, nv nvidiaplugin.Options, as ascendplugin.Options) (deviceplugin.Vendor, error) {
 	switch cfg.Vendor {
 	case deviceplugin.VendorNVIDIA:
 		nv.Backend, nv.Simulate, nv.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
 		nv.FailOnInitError = cfg.FailOnInitError
-		nv.DisableHealthChecks = os.Getenv("DP_DISABLE_HEALTHCHECKS")
-		nv.EnableHealthChecks = os.Getenv("DP_ENABLE_HEALTHCHECKS")
-		v, err := nvidia.NewVendor(nv)
+		nv.DisableHealthChecks = os.Getenv(nvidia.EnvDisableHealthChecks)
+		nv.EnableHealthChecks = os.Getenv(nvidia.EnvEnableHealthChecks)
+		v, err := nvidiaplugin.NewVendor(nv)
 		if err != nil {
 			return nil, err
 		}
 		cfg.FailOnInitError = v.Settings().FailOnInitError
 		return v, nil
 	default:
-		return ascend.NewVendor(as)
+		return ascendplugin.NewVendor(as)
 	}
 }
 
 // newNodeState publishes the Ascend node's chips and servertype label.
-func newNodeState(node, kubeconfig string, period time.Duration, v *ascend.Vendor) (*nodestate.Reporter, error) {
-	c, err := kube.Load(kubeconfig)
+func newNodeState(node, kubeconfig string, period time.Duration, v *ascendplugin.Vendor) (*nodestate.Reporter, error) {
+	c, err := nodeclient.Load(kubeconfig, ascendplugin.UserAgent)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +133,7 @@ func newNodeState(node, kubeconfig string, period time.Duration, v *ascend.Vendo
 
 // newVolcanoPicker connects to the API server for Ascend's Volcano mode.
 func newVolcanoPicker(o volcano.Options, kubeconfig string) (*volcano.Picker, error) {
-	c, err := kube.Load(kubeconfig)
+	c, err := nodeclient.Load(kubeconfig, ascendplugin.UserAgent)
 	if err != nil {
 		return nil, err
 	}

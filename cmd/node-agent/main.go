@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/cli"
@@ -27,8 +26,7 @@ func main() {
 	fs.StringVar(&cfg.ConfigFile, "config-file", "", "The device plugin's config file (api/config/v1: MIG strategy, time-slicing), for the node labels.")
 	fs.DurationVar(&cfg.HealthQuietPeriod, "health-quiet-period", nodeagent.DefaultHealthQuietPeriod, "As the device plugin's: an unhealthy GPU with no critical XID for this long that passes an NVML check is healthy again.")
 	fs.StringVar(&cfg.MigStrategy, "mig-strategy", "", "MIG strategy (none, single, mixed); overrides the config file like the device plugin's flag.")
-	dcmiLibrary := ascend.DefaultDCMILibrary
-	fs.StringVar(&dcmiLibrary, "dcmi-library", dcmiLibrary, "Path or name of the Ascend DCMI library, with --backend=dcmi.")
+	fs.StringVar(&cfg.DCMILibrary, "dcmi-library", ascend.DefaultDCMILibrary, "Path or name of the Ascend DCMI library, with --backend=dcmi.")
 	fs.Env("dcmi-library", "DCMI_LIBRARY")
 	fs.Env("health-quiet-period", "HEALTH_QUIET_PERIOD")
 	fs.Env("address", "ADDRESS")
@@ -56,29 +54,10 @@ func main() {
 	cli.Main(fs, func(ctx context.Context) error {
 		cfg.DisableHealthChecks = os.Getenv(nvidia.EnvDisableHealthChecks)
 		cfg.EnableHealthChecks = os.Getenv(nvidia.EnvEnableHealthChecks)
-		if err := setupAscend(&cfg, dcmiLibrary); err != nil {
-			return err
-		}
 		agent, err := nodeagent.New(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		return agent.Run(ctx)
 	})
-}
-
-// setupAscend gives the agent an Ascend source for --backend=dcmi and for
-// the simulated ascend* profiles.
-func setupAscend(cfg *nodeagent.Config, dcmiLibrary string) error {
-	switch {
-	case cfg.Backend == "dcmi":
-		cfg.Sources = []nodeagent.Source{nodeagent.NewAscendSource(dcmiLibrary, nil)}
-	case cfg.Backend == "simulated" && strings.HasPrefix(cfg.Simulate, "ascend"):
-		sim, err := ascend.NewSimulator(cfg.Simulate)
-		if err != nil {
-			return err
-		}
-		cfg.Sources = []nodeagent.Source{nodeagent.NewAscendSource("", sim)}
-	}
-	return nil
 }

@@ -88,6 +88,8 @@ import (
 	"net"
 	"sync"
 	"unsafe"
+
+	"github.com/accelstack/accelstack/pkg/cstring"
 )
 
 // DefaultDCMILibrary is the library name dlopen looks up by default.
@@ -263,23 +265,11 @@ func (l *dcmiLib) ChipInfo(card, device int) (ChipInfo, error) {
 		return ChipInfo{}, err
 	}
 	return ChipInfo{
-		Type:    cString(ci.chip_type[:]),
-		Name:    cString(ci.chip_name[:]),
-		Version: cString(ci.chip_ver[:]),
+		Type:    cstring.String(ci.chip_type[:]),
+		Name:    cstring.String(ci.chip_name[:]),
+		Version: cstring.String(ci.chip_ver[:]),
 		AICores: int(ci.aicore_cnt),
 	}, nil
-}
-
-// cString converts a fixed-size, possibly unterminated C char array.
-func cString(b []C.uchar) string {
-	out := make([]byte, 0, len(b))
-	for _, c := range b {
-		if c == 0 {
-			break
-		}
-		out = append(out, byte(c))
-	}
-	return string(out)
 }
 
 // Health calls dcmi_get_device_health.

@@ -48,7 +48,7 @@ type eventPipe struct {
 	ch   chan struct{}
 }
 
-var _ faultEventer = (*dcmiLib)(nil)
+var _ FaultEventer = (*dcmiLib)(nil)
 
 // FaultEvents subscribes, once, to DCMI's fault events on every chip and
 // returns a channel that signals (coalesced) each fault or recovery, so

@@ -2,6 +2,7 @@ package ascend
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 )
 
@@ -83,6 +84,24 @@ const (
 	NetworkInit uint32 = 6
 )
 
+// Open returns an initialised device library: sim, a simulated machine
+// (pkg/ascend/simulator), when it is not nil, otherwise libdcmi.so from
+// path. Shutdown releases it.
+func Open(path string, sim Lib) (Lib, error) {
+	lib := sim
+	if sim == nil {
+		var err error
+		if lib, err = OpenDCMI(path); err != nil {
+			return nil, err
+		}
+	}
+	if err := lib.Init(); err != nil {
+		_ = lib.Shutdown()
+		return nil, fmt.Errorf("initialising DCMI: %w", err)
+	}
+	return lib, nil
+}
+
 // ErrNotSupported is wrapped by calls to functions the library lacks.
 var ErrNotSupported = errors.New("function not exported by the DCMI library")
 
@@ -98,9 +117,9 @@ func (e *ReturnError) Error() string {
 	return e.Func + " returned " + strconv.Itoa(e.Code)
 }
 
-// healthyCode reports whether a DCMI health code leaves the chip usable:
+// HealthyCode reports whether a DCMI health code leaves the chip usable:
 // minor alarms do, major and critical faults (and unknown codes) do not.
-func healthyCode(h uint32) bool { return h == HealthOK || h == HealthMinor }
+func HealthyCode(h uint32) bool { return h == HealthOK || h == HealthMinor }
 
 // networkHealthy reports whether a network detection result is a working
 // link; a link still initialising counts as working, as in MindX.

@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -25,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // DefaultExecutorImage is the image of the transfer executor.
@@ -48,23 +47,13 @@ type Reconciler struct {
 }
 
 // NewReconciler returns a reconciler that runs the executor image.
-// The manager's cache must hold the DataCube Jobs and pods (see
-// CacheSelector); apiReader reads from the API server.
+// The manager's cache must hold the DataCube Jobs and pods (those that
+// carry NameLabelKey); apiReader reads from the API server.
 func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, image string) *Reconciler {
 	if image == "" {
 		image = DefaultExecutorImage
 	}
 	return &Reconciler{client: c, apiReader: apiReader, recorder: recorder, image: image}
-}
-
-// CacheSelector selects the Jobs and pods of DataCubes, so that the manager
-// caches those and not every Job and pod of the cluster.
-func CacheSelector() labels.Selector {
-	req, err := labels.NewRequirement(NameLabelKey, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant, valid requirement
-	}
-	return labels.NewSelector().Add(*req)
 }
 
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=datacubes,verbs=get;list;watch
@@ -248,7 +237,7 @@ func progressFrom(pod *corev1.Pod) *tensorstackv1beta1.TransferProgress {
 		if t == nil || t.Message == "" {
 			continue
 		}
-		var p Progress
+		var p executorenv.Progress
 		if err := json.Unmarshal([]byte(t.Message), &p); err != nil {
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // NameLabelKey labels a DataCube's Job and pods with the DataCube's name.
@@ -30,9 +31,9 @@ func JobName(dc *tensorstackv1beta1.DataCube) string {
 func pvcSide(dc *tensorstackv1beta1.DataCube) (*tensorstackv1beta1.PVCReference, string, error) {
 	switch {
 	case dc.Spec.Sink.Type == tensorstackv1beta1.DataTypePVC && dc.Spec.Sink.PVC != nil:
-		return dc.Spec.Sink.PVC, EnvSinkPVCPath, nil
+		return dc.Spec.Sink.PVC, executorenv.EnvSinkPVCPath, nil
 	case dc.Spec.Source.Type == tensorstackv1beta1.DataTypePVC && dc.Spec.Source.PVC != nil:
-		return dc.Spec.Source.PVC, EnvSourcePVCPath, nil
+		return dc.Spec.Source.PVC, executorenv.EnvSourcePVCPath, nil
 	}
 	return nil, "", fmt.Errorf("one of spec.source and spec.sink must be of type pvc with spec.<side>.pvc set")
 }
@@ -48,7 +49,7 @@ func containerPath(subPath string) (string, error) {
 			return "", fmt.Errorf("pvc.subPath %q must not contain .. segments", subPath)
 		}
 	}
-	return path.Join(PVCMountPath, subPath), nil
+	return path.Join(executorenv.PVCMountPath, subPath), nil
 }
 
 // optionEnv turns a side's options into the executor's environment, keeping
@@ -57,13 +58,13 @@ func optionEnv(prefix string, options []corev1.EnvVar) []corev1.EnvVar {
 	env := make([]corev1.EnvVar, 0, len(options))
 	for _, o := range options {
 		e := *o.DeepCopy()
-		e.Name = OptionEnv(prefix, o.Name)
+		e.Name = executorenv.OptionEnv(prefix, o.Name)
 		env = append(env, e)
 	}
 	return env
 }
 
-// secretOptions returns EnvSecretOptions's value for env: the names of the
+// secretOptions returns executorenv.EnvSecretOptions's value for env: the names of the
 // variables whose value is a Secret key, sorted.
 func secretOptions(env []corev1.EnvVar) string {
 	var names []string
@@ -92,17 +93,17 @@ func newJob(dc *tensorstackv1beta1.DataCube, image string) (*batchv1.Job, error)
 	}
 	opts := dc.Spec.Executor.Options
 	env := []corev1.EnvVar{
-		{Name: EnvSourceType, Value: string(dc.Spec.Source.Type)},
-		{Name: EnvSinkType, Value: string(dc.Spec.Sink.Type)},
+		{Name: executorenv.EnvSourceType, Value: string(dc.Spec.Source.Type)},
+		{Name: executorenv.EnvSinkType, Value: string(dc.Spec.Sink.Type)},
 		{Name: pvcEnv, Value: dir},
-		{Name: EnvSync, Value: strconv.FormatBool(opts.Sync)},
+		{Name: executorenv.EnvSync, Value: strconv.FormatBool(opts.Sync)},
 	}
-	env = append(env, optionEnv(SourceOptionPrefix, dc.Spec.Source.Options)...)
-	env = append(env, optionEnv(SinkOptionPrefix, dc.Spec.Sink.Options)...)
+	env = append(env, optionEnv(executorenv.SourceOptionPrefix, dc.Spec.Source.Options)...)
+	env = append(env, optionEnv(executorenv.SinkOptionPrefix, dc.Spec.Sink.Options)...)
 	env = append(env, dc.Spec.Executor.Env...)
 	// Last, so that spec.executor.env cannot override it.
 	if names := secretOptions(env); names != "" {
-		env = append(env, corev1.EnvVar{Name: EnvSecretOptions, Value: names})
+		env = append(env, corev1.EnvVar{Name: executorenv.EnvSecretOptions, Value: names})
 	}
 
 	labels := map[string]string{NameLabelKey: dc.Name}
@@ -124,10 +125,10 @@ func newJob(dc *tensorstackv1beta1.DataCube, image string) (*batchv1.Job, error)
 						Command:                  []string{executorCommand},
 						Args:                     opts.ExtraArgs,
 						Env:                      env,
-						TerminationMessagePath:   TerminationMessagePath,
+						TerminationMessagePath:   executorenv.TerminationMessagePath,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						// An upload only reads the PVC.
-						VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: PVCMountPath, ReadOnly: pvcEnv == EnvSourcePVCPath}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: executorenv.PVCMountPath, ReadOnly: pvcEnv == executorenv.EnvSourcePVCPath}},
 					}},
 					Volumes: []corev1.Volume{{
 						Name: "data",

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 func secretRef(name, key string) *corev1.EnvVarSource {
@@ -29,7 +30,7 @@ func download(name string, extraArgs ...string) *tensorstackv1beta1.DataCube {
 				Options: tensorstackv1beta1.ExecutorOptions{ExtraArgs: extraArgs},
 				Env: []corev1.EnvVar{
 					{Name: "HTTPS_PROXY", ValueFrom: secretRef("proxy", "url")},
-					{Name: EnvSecretOptions, Value: ""},
+					{Name: executorenv.EnvSecretOptions, Value: ""},
 				},
 			},
 		},
@@ -47,7 +48,7 @@ func TestNewJobPodHasNoServiceAccountToken(t *testing.T) {
 }
 
 // TestNewJobListsSecretOptions checks that every variable taken from a
-// Secret is named in EnvSecretOptions, whatever the option, and that
+// Secret is named in executorenv.EnvSecretOptions, whatever the option, and that
 // spec.executor.env cannot override the list.
 func TestNewJobListsSecretOptions(t *testing.T) {
 	job, err := newJob(download("dc"), "executor")
@@ -57,8 +58,8 @@ func TestNewJobListsSecretOptions(t *testing.T) {
 	env := job.Spec.Template.Spec.Containers[0].Env
 	last := env[len(env)-1]
 	want := "DATACUBE_SOURCE_OPT_S3_SECRET_ACCESS_KEY,DATACUBE_SOURCE_OPT_S3_URI,HTTPS_PROXY"
-	if last.Name != EnvSecretOptions || last.Value != want {
-		t.Errorf("last env var = %s=%q, want %s=%q", last.Name, last.Value, EnvSecretOptions, want)
+	if last.Name != executorenv.EnvSecretOptions || last.Value != want {
+		t.Errorf("last env var = %s=%q, want %s=%q", last.Name, last.Value, executorenv.EnvSecretOptions, want)
 	}
 }
 

@@ -1,6 +1,8 @@
-// Package deviceplugin is the vendor-neutral kubelet device plugin: one gRPC
-// server per extended resource, registration with the kubelet, and restart
-// when the kubelet restarts. Vendors (NVIDIA, Ascend) plug in their devices.
+// Package deviceplugin is the vendor-neutral kubelet device plugin: the
+// Supervisor runs one gRPC server per extended resource (a Resource),
+// registers each with the kubelet and serves them again when the kubelet
+// restarts. Vendors (pkg/nvidia/plugin, pkg/ascend/plugin) implement Vendor
+// and Resource over their device models; this package imports no vendor.
 package deviceplugin
 
 import (

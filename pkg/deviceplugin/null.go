@@ -14,8 +14,8 @@ var _ Vendor = NullVendor{}
 // Name returns the vendor name.
 func (n NullVendor) Name() string { return n.VendorName }
 
-// Start returns no resource managers.
-func (NullVendor) Start(context.Context) ([]ResourceManager, error) { return nil, nil }
+// Start returns no resources.
+func (NullVendor) Start(context.Context) ([]Resource, error) { return nil, nil }
 
 // Stop does nothing.
 func (NullVendor) Stop() error { return nil }

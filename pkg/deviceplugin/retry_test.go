@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,15 +15,16 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
-// staticVendor serves fixed resource managers.
+// staticVendor serves fixed resources.
 type staticVendor struct {
 	NullVendor
-	rms []ResourceManager
+	resources []Resource
 }
 
-func (v staticVendor) Start(context.Context) ([]ResourceManager, error) { return v.rms, nil }
+func (v staticVendor) Start(context.Context) ([]Resource, error) { return v.resources, nil }
 
 // metricsBody returns what the status handler serves at path.
 func metricsBody(t *testing.T, s *Status, path string) (int, string) {
@@ -43,18 +43,14 @@ func metricsBody(t *testing.T, s *Status, path string) (int, string) {
 // a kubelet restart or reload; until then the resource reads as not
 // registered and the plugin as not ready.
 func TestRegisterRetried(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dpr") // short: unix socket paths are limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Stop)
-	m := New(Config{Vendor: "test", PluginDir: dir}, staticVendor{NullVendor{VendorName: "test"}, []ResourceManager{plainErrRM{}}})
-	m.retryBase, m.registerTimeout = 20*time.Millisecond, 300*time.Millisecond
+	sup := NewSupervisor(Config{Vendor: "test", PluginDir: dir}, staticVendor{NullVendor{VendorName: "test"}, []Resource{plainErrResource{}}})
+	sup.retryBase, sup.registerTimeout = 20*time.Millisecond, 300*time.Millisecond
 
 	var mu sync.Mutex
 	calls := 0
@@ -64,8 +60,8 @@ func TestRegisterRetried(t *testing.T) {
 		calls++
 		n := calls
 		if n <= 2 {
-			code, body := metricsBody(t, m.Status(), "/metrics")
-			ready, _ := metricsBody(t, m.Status(), "/readyz")
+			code, body := metricsBody(t, sup.Status(), "/metrics")
+			ready, _ := metricsBody(t, sup.Status(), "/readyz")
 			whileRefused = append(whileRefused, strings.Join([]string{http.StatusText(code), body, http.StatusText(ready)}, "|"))
 		}
 		mu.Unlock()
@@ -81,7 +77,7 @@ func TestRegisterRetried(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
+	go func() { done <- sup.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -107,13 +103,13 @@ func TestRegisterRetried(t *testing.T) {
 	mu.Unlock()
 	// Registered is set right after the kubelet's answer; wait for it.
 	deadline := time.Now().Add(time.Minute)
-	for !m.Status().Ready() && time.Now().Before(deadline) {
+	for !sup.Status().Ready() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if code, _ := metricsBody(t, m.Status(), "/readyz"); code != http.StatusOK {
+	if code, _ := metricsBody(t, sup.Status(), "/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz = %d after registration, want 200", code)
 	}
-	if _, body := metricsBody(t, m.Status(), "/metrics"); !strings.Contains(body, RegisteredMetric+`{resource="example.com/dev"} 1`) {
+	if _, body := metricsBody(t, sup.Status(), "/metrics"); !strings.Contains(body, RegisteredMetric+`{resource="example.com/dev"} 1`) {
 		t.Errorf("/metrics after registration:\n%s", body)
 	}
 }
@@ -121,11 +117,7 @@ func TestRegisterRetried(t *testing.T) {
 // TestRetryStopsOnShutdown: a plugin the kubelet keeps refusing stops
 // retrying when its context ends.
 func TestRetryStopsOnShutdown(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dpr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -134,10 +126,10 @@ func TestRetryStopsOnShutdown(t *testing.T) {
 	k.SetRegisterHook(func(context.Context, *pluginapi.RegisterRequest) error {
 		return status.Error(codes.Unavailable, "no")
 	})
-	m := New(Config{Vendor: "test", PluginDir: dir}, staticVendor{NullVendor{VendorName: "test"}, []ResourceManager{plainErrRM{}}})
-	m.retryBase = time.Millisecond
+	sup := NewSupervisor(Config{Vendor: "test", PluginDir: dir}, staticVendor{NullVendor{VendorName: "test"}, []Resource{plainErrResource{}}})
+	sup.retryBase = time.Millisecond
 	retried := make(chan struct{}, 1)
-	m.Observe(func(e Event) {
+	sup.Observe(func(e Event) {
 		if e.Kind == EventRetried {
 			select {
 			case retried <- struct{}{}:
@@ -147,7 +139,7 @@ func TestRetryStopsOnShutdown(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
+	go func() { done <- sup.Run(ctx) }()
 	select {
 	case <-retried:
 	case <-time.After(time.Minute):
@@ -162,10 +154,10 @@ func TestRetryStopsOnShutdown(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Run did not return after its context ended")
 	}
-	if m.retryTimer != nil || len(m.pending) != 0 {
-		t.Errorf("after shutdown: timer %v, %d pending; want none", m.retryTimer, len(m.pending))
+	if sup.retryTimer != nil || len(sup.pending) != 0 {
+		t.Errorf("after shutdown: timer %v, %d pending; want none", sup.retryTimer, len(sup.pending))
 	}
-	if got := m.Status().Registered()["example.com/dev"]; got {
+	if got := sup.Status().Registered()["example.com/dev"]; got {
 		t.Errorf("registered after shutdown = %v", got)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/accelstack/accelstack/pkg/unixsock"
 )
 
 // registerTimeout bounds the Register call to the kubelet.
@@ -25,7 +27,7 @@ const registerTimeout = 5 * time.Second
 type server struct {
 	pluginapi.UnimplementedDevicePluginServer
 
-	rm          ResourceManager
+	res         Resource
 	socket      string // full path of the plugin socket
 	kubeletSock string
 	logger      klog.Logger
@@ -42,19 +44,19 @@ type server struct {
 
 var _ pluginapi.DevicePluginServer = (*server)(nil)
 
-func newServer(rm ResourceManager, pluginDir, kubeletSock string, logger klog.Logger) *server {
+func newServer(res Resource, pluginDir, kubeletSock string, logger klog.Logger) *server {
 	return &server{
-		rm:          rm,
-		socket:      filepath.Join(pluginDir, SocketName(rm.Resource())),
+		res:         res,
+		socket:      filepath.Join(pluginDir, SocketName(res.Name())),
 		kubeletSock: kubeletSock,
-		logger:      klog.LoggerWithValues(logger, "resource", rm.Resource()),
+		logger:      klog.LoggerWithValues(logger, "resource", res.Name()),
 		watchers:    map[chan struct{}]struct{}{},
 	}
 }
 
 // start serves the plugin socket and registers it with the kubelet.
 func (s *server) start(ctx context.Context) error {
-	l, err := listenUnix(s.socket)
+	l, err := unixsock.Listen(s.socket)
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func (s *server) start(ctx context.Context) error {
 		s.shutdown()
 		return err
 	}
-	s.logger.Info("Registered with the kubelet", "socket", s.socket, "devices", len(s.rm.Devices()))
+	s.logger.Info("Registered with the kubelet", "socket", s.socket, "devices", len(s.res.Devices()))
 	return nil
 }
 
@@ -103,11 +105,11 @@ func (s *server) register(ctx context.Context) error {
 	_, err = pluginapi.NewRegistrationClient(conn).Register(ctx, &pluginapi.RegisterRequest{
 		Version:      pluginapi.Version,
 		Endpoint:     filepath.Base(s.socket),
-		ResourceName: s.rm.Resource(),
+		ResourceName: s.res.Name(),
 		Options:      s.options(),
 	}, grpc.WaitForReady(true))
 	if err != nil {
-		return fmt.Errorf("registering %s with the kubelet: %w", s.rm.Resource(), err)
+		return fmt.Errorf("registering %s with the kubelet: %w", s.res.Name(), err)
 	}
 	return nil
 }
@@ -126,13 +128,13 @@ func (s *server) shutdown() {
 	}
 }
 
-// fanOut forwards the manager's change notifications to every stream.
+// fanOut forwards the resource's change notifications to every stream.
 func (s *server) fanOut() {
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-s.rm.Changes():
+		case <-s.res.Changes():
 			s.mu.Lock()
 			for w := range s.watchers {
 				select {
@@ -166,7 +168,7 @@ func (s *server) ListAndWatch(_ *pluginapi.Empty, stream pluginapi.DevicePlugin_
 		s.mu.Unlock()
 	}()
 	for {
-		devs := s.rm.Devices()
+		devs := s.res.Devices()
 		if err := stream.Send(&pluginapi.ListAndWatchResponse{Devices: devs}); err != nil {
 			return err
 		}
@@ -191,11 +193,11 @@ func countUnhealthy(devs []*pluginapi.Device) int {
 	return n
 }
 
-// GetPreferredAllocation asks the manager for each container request.
+// GetPreferredAllocation asks the resource for each container request.
 func (s *server) GetPreferredAllocation(ctx context.Context, req *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
 	resp := &pluginapi.PreferredAllocationResponse{}
 	for _, cr := range req.GetContainerRequests() {
-		ids, err := s.rm.GetPreferredAllocation(ctx, cr.GetAvailableDeviceIDs(), cr.GetMustIncludeDeviceIDs(), int(cr.GetAllocationSize()))
+		ids, err := s.res.GetPreferredAllocation(ctx, cr.GetAvailableDeviceIDs(), cr.GetMustIncludeDeviceIDs(), int(cr.GetAllocationSize()))
 		if err != nil {
 			return nil, err
 		}
@@ -204,14 +206,14 @@ func (s *server) GetPreferredAllocation(ctx context.Context, req *pluginapi.Pref
 	return resp, nil
 }
 
-// Allocate asks the manager for each container request.
+// Allocate asks the resource for each container request.
 func (s *server) Allocate(ctx context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	if len(req.GetContainerRequests()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "allocate request has no container requests")
 	}
 	resp := &pluginapi.AllocateResponse{}
 	for _, cr := range req.GetContainerRequests() {
-		car, err := s.rm.Allocate(ctx, cr.GetDevicesIds())
+		car, err := s.res.Allocate(ctx, cr.GetDevicesIds())
 		if err != nil {
 			s.logger.Info("Refused allocation", "ids", cr.GetDevicesIds(), "err", err.Error())
 			if _, ok := status.FromError(err); !ok {

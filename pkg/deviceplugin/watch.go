@@ -8,7 +8,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// watcher turns file-system events into the manager's triggers: the
+// watcher turns file-system events into the supervisor's triggers: the
 // kubelet socket being created (kubelet restart) and the config file
 // changing (including ConfigMap-style symlink swaps of its directory).
 type watcher struct {

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 )
 
 // Ascend jobs: pods that request Ascend chips get the rank-table label and

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 )
 
 // fakeKind decorates pods with one variable and a rewritten command.

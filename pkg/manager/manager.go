@@ -23,10 +23,11 @@ import (
 
 	"github.com/accelstack/accelstack/api"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
 
@@ -113,10 +114,10 @@ func NewScheme() (*runtime.Scheme, error) {
 // ConfigMaps (the rank-table controller keeps a cache of its own of these).
 func CacheOptions() cache.Options {
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                   {Label: datacube.CacheSelector()},
-		&batchv1.Job{}:                  {Label: datacube.CacheSelector()},
-		&corev1.PersistentVolumeClaim{}: {Label: shim.PVCCacheSelector()},
-		&corev1.ConfigMap{}:             {Label: ranktable.CacheSelector()},
+		&corev1.Pod{}:                   {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
+		&batchv1.Job{}:                  {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
+		&corev1.PersistentVolumeClaim{}: {Label: cacheselector.HasLabel(shim.PVCLabelKey)},
+		&corev1.ConfigMap{}:             {Label: cacheselector.HasLabel(ranktable.RingControllerLabel)},
 	}}
 }
 
@@ -179,7 +180,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 // setupStorageShim registers the StorageShim controller and the conversion
 // webhook between its v1beta1 and v1beta2 versions.
 func setupStorageShim(mgr ctrl.Manager, opts Options) error {
-	r := shim.NewStorageShimReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("storageshim-controller"), opts.S3DriverName).
+	r := shim.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("storageshim-controller"), opts.S3DriverName).
 		AllowCephFS(opts.CephFSDrivers, opts.CephFSConfigMapNamespaces)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the StorageShim controller: %w", err)

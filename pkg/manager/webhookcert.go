@@ -3,15 +3,11 @@ package manager
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/accelstack/accelstack/pkg/certs"
 )
 
 // ConvertedCRDs are the CRDs served through the conversion webhook.
@@ -55,6 +53,9 @@ const (
 	caLifetime     = 10 * 365 * 24 * time.Hour
 	serverLifetime = 365 * 24 * time.Hour
 )
+
+// caCommonName names the webhook's CA.
+const caCommonName = "accelstack-webhook-ca"
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=storageshims.tensorstack.dev,verbs=get;patch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=accelstack-jobs,verbs=get;patch
@@ -319,85 +320,37 @@ func newCertBundle(old *certBundle, dnsName string, now time.Time) (*certBundle,
 	if old != nil && now.Before(renewTime(old.ca)) {
 		b.ca, b.caKey, b.caPEM = old.ca, old.caKey, old.caPEM
 	} else {
-		ca, caKey, err := newCA(now)
+		ca, err := certs.NewCA(caCommonName, now, caLifetime)
 		if err != nil {
 			return nil, err
 		}
-		b.ca, b.caKey = ca, caKey
-		b.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
+		b.ca, b.caKey = ca.Cert, ca.Key
+		b.caPEM = certs.EncodeCert(ca.Cert)
 		if old != nil && now.Before(old.ca.NotAfter) {
-			b.caPEM = append(b.caPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: old.ca.Raw})...)
+			b.caPEM = append(b.caPEM, certs.EncodeCert(old.ca)...)
 		}
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := &certs.CA{Cert: b.ca, Key: b.caKey}
+	cert, key, err := ca.Issue(certs.Leaf{
+		CommonName: dnsName,
+		DNSNames:   []string{dnsName, strings.TrimSuffix(dnsName, ".svc")},
+		Server:     true,
+	}, now, serverLifetime)
 	if err != nil {
-		return nil, fmt.Errorf("generating serving key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, err
-	}
-	notAfter := now.Add(serverLifetime)
-	if b.ca.NotAfter.Before(notAfter) {
-		notAfter = b.ca.NotAfter
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: dnsName},
-		DNSNames:     []string{dnsName, strings.TrimSuffix(dnsName, ".svc")},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, b.ca, &key.PublicKey, b.caKey)
-	if err != nil {
-		return nil, fmt.Errorf("signing serving certificate: %w", err)
-	}
-	if b.cert, err = x509.ParseCertificate(der); err != nil {
 		return nil, err
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		return nil, err
 	}
-	b.certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	b.cert = cert
+	b.certPEM = certs.EncodeCert(cert)
 	b.keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	b.renewAt = renewTime(b.cert)
 	if r := renewTime(b.ca); r.Before(b.renewAt) {
 		b.renewAt = r
 	}
 	return b, nil
-}
-
-// newCA returns a self-signed CA certificate and its key.
-func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, fmt.Errorf("generating CA key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "accelstack-webhook-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caLifetime),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("signing CA: %w", err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ca, key, nil
 }
 
 // webhookCertRenewer renews the webhook certificate while the manager runs,

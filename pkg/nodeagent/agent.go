@@ -7,18 +7,23 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	ascendsim "github.com/accelstack/accelstack/pkg/ascend/simulator"
+	"github.com/accelstack/accelstack/pkg/nodeclient/nodelabel"
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 	"github.com/accelstack/accelstack/pkg/version"
 )
+
+// UserAgent is how the agent shows in the API server's logs and metrics.
+const UserAgent = "accelstack-node-agent"
 
 // Defaults of the agent's settings.
 const (
@@ -36,7 +41,8 @@ type Config struct {
 	Kubeconfig string
 	// Backend is the device backend: nvml, dcmi or simulated.
 	Backend string
-	// Simulate is the simulated machine profile when Backend is simulated.
+	// Simulate is the simulated machine profile when Backend is simulated:
+	// an Ascend one (ascend*) or an NVIDIA one.
 	Simulate string
 	// PodResourcesSocket is the kubelet PodResources API socket; empty
 	// disables pod attribution.
@@ -58,8 +64,13 @@ type Config struct {
 	// accelstack_gpu_healthy follows the plugin's rule.
 	DisableHealthChecks, EnableHealthChecks string
 
-	// Simulator, when set with Backend simulated, is the machine to read.
-	Simulator *nvidia.Simulator
+	// DCMILibrary is the path or name of the Ascend DCMI library, with
+	// Backend dcmi.
+	DCMILibrary string
+
+	// Simulator, when set with Backend simulated, is the NVIDIA machine to
+	// read.
+	Simulator *simulator.Simulator
 	// Sources, when set, replace the backend's source.
 	Sources []Source
 	// PodLister, when set, replaces the PodResources client.
@@ -97,7 +108,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	labels := cfg.LabelApplier
 	if labels == nil && cfg.NodeName != "" {
-		restCfg, err := kubeConfig(cfg.Kubeconfig)
+		restCfg, err := nodelabel.RESTConfig(cfg.Kubeconfig, UserAgent)
 		var labeler *NodeLabeler
 		if err == nil {
 			labeler, err = NewNodeLabeler(restCfg, cfg.NodeName)
@@ -140,38 +151,33 @@ func buildSources(ctx context.Context, cfg Config) ([]Source, error) {
 	if cfg.Sources != nil {
 		return cfg.Sources, nil
 	}
-	switch cfg.Backend {
-	case "nvml", "simulated":
+	switch {
+	case cfg.Backend == "dcmi":
+		return []Source{NewAscendSource(cfg.DCMILibrary, nil)}, nil
+	case cfg.Backend == "simulated" && strings.HasPrefix(cfg.Simulate, "ascend"):
+		sim, err := ascendsim.New(cfg.Simulate)
+		if err != nil {
+			return nil, err
+		}
+		return []Source{NewAscendSource("", sim)}, nil
+	case cfg.Backend == "nvml" || cfg.Backend == "simulated":
 		o := nvidia.DefaultOptions()
-		o.Backend, o.Simulate, o.Simulator, o.ConfigFile = cfg.Backend, cfg.Simulate, cfg.Simulator, cfg.ConfigFile
+		o.Backend, o.Simulate, o.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
 		o.DisableHealthChecks, o.EnableHealthChecks = cfg.DisableHealthChecks, cfg.EnableHealthChecks
+		o.HealthQuietPeriod = cfg.HealthQuietPeriod
 		o.Set = map[string]bool{}
 		if cfg.MigStrategy != "" {
 			o.MigStrategy = cfg.MigStrategy
 			o.Set[nvidia.FlagMigStrategy] = true
 		}
-		src, err := NewNVIDIASource(ctx, o, cfg.HealthQuietPeriod)
+		src, err := NewNVIDIASource(ctx, o, cfg.Simulator)
 		if err != nil {
 			return nil, fmt.Errorf("NVIDIA backend: %w", err)
 		}
 		return []Source{src}, nil
-	case "dcmi":
-		klog.FromContext(ctx).Error(errors.New("the Ascend DCMI source is not part of this build yet"),
-			"No device source for --backend=dcmi: serving the agent's own metrics only")
-		return nil, nil
 	default:
 		return nil, fmt.Errorf("unknown backend %q: must be nvml, dcmi or simulated", cfg.Backend)
 	}
-}
-
-func kubeConfig(kubeconfig string) (*rest.Config, error) {
-	rc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil)
-	restCfg, err := rc.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %q: %w", kubeconfig, err)
-	}
-	restCfg.UserAgent = "accelstack-node-agent"
-	return restCfg, nil
 }
 
 // Collector returns the agent's collector.

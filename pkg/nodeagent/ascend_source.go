@@ -14,7 +14,7 @@ import (
 // or simulated backend and discovery as the device plugin.
 type AscendSource struct {
 	path string
-	sim  *ascend.Simulator
+	sim  ascend.Lib
 
 	mu    sync.Mutex
 	lib   ascend.Lib
@@ -24,9 +24,10 @@ type AscendSource struct {
 var _ Source = (*AscendSource)(nil)
 
 // NewAscendSource returns a source over the DCMI library at path, or over
-// sim when it is not nil. The library is opened on the first Collect and
-// again after failures, so a node whose driver comes up late is picked up.
-func NewAscendSource(path string, sim *ascend.Simulator) *AscendSource {
+// sim, a simulated machine (pkg/ascend/simulator), when it is not nil. The
+// library is opened on the first Collect and again after failures, so a
+// node whose driver comes up late is picked up.
+func NewAscendSource(path string, sim ascend.Lib) *AscendSource {
 	return &AscendSource{path: path, sim: sim}
 }
 
@@ -79,7 +80,7 @@ func (s *AscendSource) read(c ascend.Chip) (Device, error) {
 		return err == nil
 	}
 	h, err := s.lib.Health(c.Card, c.Device)
-	d.Healthy = keep(err) && (h == ascend.HealthOK || h == ascend.HealthMinor)
+	d.Healthy = keep(err) && ascend.HealthyCode(h)
 	if u, err := s.lib.Utilization(c.Card, c.Device); keep(err) {
 		d.Set(FieldUtilization, float64(u))
 	}

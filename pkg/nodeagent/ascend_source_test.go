@@ -7,10 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	ascendsim "github.com/accelstack/accelstack/pkg/ascend/simulator"
 )
 
 func TestAscendSource(t *testing.T) {
-	sim, err := ascend.NewSimulator(ascend.ProfileAscend910B8)
+	sim, err := ascendsim.New(ascendsim.ProfileAscend910B8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,8 @@ func TestUnreadableConfigKeepsServing(t *testing.T) {
 
 func TestBackendInitFailureKeepsServing(t *testing.T) {
 	o := nvidia.DefaultOptions() // real NVML
-	src, err := NewNVIDIASource(context.Background(), o, time.Minute)
+	o.HealthQuietPeriod = time.Minute
+	src, err := NewNVIDIASource(context.Background(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

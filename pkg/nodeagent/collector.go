@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"errors"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -161,7 +162,7 @@ func (c *Collector) CollectOnce(ctx context.Context) *Snapshot {
 
 // applyLabels writes the node labels when they changed or the last write failed.
 func (c *Collector) applyLabels(ctx context.Context, log logr.Logger, labels map[string]string) {
-	if c.labels == nil || (!c.labelsDirty && c.applied != nil && sameLabels(c.applied, labels)) {
+	if c.labels == nil || (!c.labelsDirty && c.applied != nil && maps.Equal(c.applied, labels)) {
 		return
 	}
 	err := c.labels.Apply(ctx, labels)
@@ -202,18 +203,6 @@ func (c *Collector) Close() error {
 		errs = append(errs, s.Close())
 	}
 	return errors.Join(errs...)
-}
-
-func sameLabels(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -50,10 +50,10 @@ func GFDLabels(m *nvidia.Machine, migCapable bool, s nvidia.Settings) (map[strin
 	if strategy == "" {
 		strategy = mig.StrategyNone
 	}
-	assign, err := mig.Assign(strategy, migGPUs(m))
+	assign, err := mig.Assign(strategy, m.MIGGPUs())
 	if err != nil {
 		strategy = mig.StrategyNone
-		assign, _ = mig.Assign(strategy, migGPUs(m))
+		assign, _ = mig.Assign(strategy, m.MIGGPUs())
 	}
 	replicas := replicasByResource(s)
 	shared := false
@@ -128,18 +128,6 @@ func replicasByResource(s nvidia.Settings) map[string]int {
 	}
 	for _, r := range s.TimeSlicing.Resources {
 		out[r.Name] = r.Replicas
-	}
-	return out
-}
-
-func migGPUs(m *nvidia.Machine) []mig.GPU {
-	out := make([]mig.GPU, 0, len(m.GPUs))
-	for _, g := range m.GPUs {
-		mg := mig.GPU{ID: g.UUID, MIGEnabled: g.MIGEnabled}
-		for _, d := range g.MIGDevices {
-			mg.Devices = append(mg.Devices, mig.Device{ID: d.UUID, Profile: d.MIG.Profile})
-		}
-		out = append(out, mg)
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"context"
-	"os"
 	"sort"
 	"testing"
 	"time"
@@ -13,7 +12,10 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/plugintest"
 )
 
 // agentUnhealthy collects once and returns the IDs of unhealthy devices.
@@ -51,39 +53,20 @@ func pluginUnhealthy(plugins []*kubelet.Plugin) []string {
 func TestHealthAgreesWithDevicePlugin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), klog.Background()), 60*time.Second)
 	defer cancel()
-	sim, err := nvidia.NewSimulator("dgxa100-mig-mixed")
+	sim, err := simulator.New("dgxa100-mig-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const quiet = 300 * time.Millisecond
 
-	dir, err := os.MkdirTemp("", "dp") // unix socket paths are short
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	k, err := kubelet.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
-	o := nvidia.DefaultOptions()
+	o := plugin.DefaultOptions()
 	o.Backend, o.Simulator, o.MigStrategy = "simulated", sim, "mixed"
 	o.HealthQuietPeriod, o.HealthWait = quiet, 20*time.Millisecond
-	v, err := nvidia.NewVendor(o)
+	v, err := plugin.NewVendor(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := deviceplugin.New(deviceplugin.Config{Vendor: "nvidia", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- m.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("plugin Run: %v", err)
-		}
-	}()
+	k := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorNVIDIA, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
 	var plugins []*kubelet.Plugin
 	for _, r := range []string{"nvidia.com/gpu", "nvidia.com/mig-1g.5gb", "nvidia.com/mig-2g.10gb", "nvidia.com/mig-3g.20gb"} {
 		p, err := k.WaitPlugin(ctx, r)
@@ -94,8 +77,8 @@ func TestHealthAgreesWithDevicePlugin(t *testing.T) {
 	}
 
 	ao := nvidia.DefaultOptions()
-	ao.Backend, ao.Simulator = "simulated", sim
-	src, err := NewNVIDIASource(ctx, ao, quiet)
+	ao.Backend, ao.HealthQuietPeriod = "simulated", quiet
+	src, err := NewNVIDIASource(ctx, ao, sim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,14 +156,14 @@ func TestHealthChecksEnvironment(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			sim, err := nvidia.NewSimulator("dgxa100")
+			sim, err := simulator.New("dgxa100")
 			if err != nil {
 				t.Fatal(err)
 			}
 			o := nvidia.DefaultOptions()
-			o.Backend, o.Simulator = "simulated", sim
+			o.Backend = "simulated"
 			o.DisableHealthChecks, o.EnableHealthChecks = tc.disable, tc.enable
-			src, err := NewNVIDIASource(context.Background(), o, DefaultHealthQuietPeriod)
+			src, err := NewNVIDIASource(context.Background(), o, sim)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,18 +13,19 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
 
 // NVIDIASource reads NVIDIA GPUs through pkg/nvidia: the same NVML or
 // simulated backend, discovery and config file parser as the device plugin.
 type NVIDIASource struct {
 	opts   nvidia.Options
-	sim    *nvidia.Simulator
+	sim    *simulator.Simulator
 	health *nvidia.HealthState
 	log    klog.Logger
 
 	mu       sync.Mutex
-	lib      nvml.Interface
+	lib      nvml.Interface // open, nil until the first Collect succeeds
 	xid      *xidWatcher
 	settings nvidia.Settings
 	machine  *nvidia.Machine // last discovered
@@ -32,20 +33,20 @@ type NVIDIASource struct {
 
 var _ Source = (*NVIDIASource)(nil)
 
-// NewNVIDIASource returns a source for opts (Backend, Simulate or
-// Simulator, ConfigFile and the flag-given settings). A bad simulated
-// profile is an error; the library itself is opened on the first Collect
-// and again after failures, so a node whose driver comes up late is
-// picked up. Health follows the device plugin's rule (nvidia.HealthPolicy
-// from opts.DisableHealthChecks and opts.EnableHealthChecks): a critical
-// XID makes the devices it concerns unhealthy, and they are healthy again
-// once quiet for the quiet period and passing the plugin's NVML check.
-func NewNVIDIASource(ctx context.Context, opts nvidia.Options, quiet time.Duration) (*NVIDIASource, error) {
-	opts.HealthQuietPeriod = quiet
-	s := &NVIDIASource{opts: opts, sim: opts.Simulator, settings: opts.Settings,
+// NewNVIDIASource returns a source for opts (Backend, Simulate,
+// ConfigFile and the flag-given settings), reading sim instead when it is
+// not nil. A bad simulated profile is an error; the library itself is
+// opened on the first Collect and again after failures, so a node whose
+// driver comes up late is picked up. Health follows the device plugin's
+// rule (opts.Policy(): DisableHealthChecks, EnableHealthChecks and
+// HealthQuietPeriod): a critical XID makes the devices it concerns
+// unhealthy, and they are healthy again once quiet for the quiet period and
+// passing the plugin's NVML check.
+func NewNVIDIASource(ctx context.Context, opts nvidia.Options, sim *simulator.Simulator) (*NVIDIASource, error) {
+	s := &NVIDIASource{opts: opts, sim: sim, settings: opts.Settings,
 		health: nvidia.NewHealthState(opts.Policy()), log: klog.FromContext(ctx).WithName("nvidia")}
 	if opts.Backend == "simulated" && s.sim == nil {
-		sim, err := nvidia.NewSimulator(opts.Simulate)
+		sim, err := simulator.New(opts.Simulate)
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +56,7 @@ func NewNVIDIASource(ctx context.Context, opts nvidia.Options, quiet time.Durati
 }
 
 // Simulator returns the simulated machine, or nil with NVML.
-func (s *NVIDIASource) Simulator() *nvidia.Simulator { return s.sim }
+func (s *NVIDIASource) Simulator() *simulator.Simulator { return s.sim }
 
 // Name returns "nvidia".
 func (s *NVIDIASource) Name() string { return VendorNVIDIA }
@@ -71,8 +72,11 @@ func (s *NVIDIASource) Collect(ctx context.Context) (SourceSnapshot, error) {
 		s.settings = settings
 	}
 	if s.lib == nil {
-		lib, err := nvidia.Open(s.opts, s.sim)
-		if err != nil {
+		lib := nvml.New()
+		if s.sim != nil {
+			lib = s.sim
+		}
+		if err := nvidia.Open(lib); err != nil {
 			return SourceSnapshot{}, errors.Join(append(errs, err)...)
 		}
 		s.lib = lib
@@ -237,7 +241,7 @@ func (s *NVIDIASource) applyXID(d *Device, uuid string, instance int) {
 	}
 }
 
-// Close stops XID watching and shuts NVML down.
+// Close stops XID watching and closes the device library.
 func (s *NVIDIASource) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -245,12 +249,10 @@ func (s *NVIDIASource) Close() error {
 		s.xid.close()
 		s.xid = nil
 	}
-	if s.lib != nil && s.sim == nil {
-		if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
-			s.lib = nil
-			return fmt.Errorf("shutting NVML down: %w", ret)
-		}
-	}
+	lib := s.lib
 	s.lib, s.machine = nil, nil
-	return nil
+	if lib == nil {
+		return nil
+	}
+	return nvidia.Close(lib)
 }

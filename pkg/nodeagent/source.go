@@ -2,9 +2,8 @@ package nodeagent
 
 import "context"
 
-// Source reads the devices of one vendor. Implementations: the NVIDIA
-// source over pkg/nvidia; an Ascend source over pkg/ascend plugs in the
-// same way.
+// Source reads the devices of one vendor. Implementations: NVIDIASource
+// over pkg/nvidia and AscendSource over pkg/ascend.
 type Source interface {
 	// Name names the source in logs and in the errors metric.
 	Name() string

@@ -10,6 +10,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
 
 // TestMIGUtilizationAbsent collects a simulated MIG-mixed machine: whole
@@ -75,7 +76,7 @@ func TestMIGUtilizationAbsent(t *testing.T) {
 // others.
 func TestUnsupportedReadingsAbsent(t *testing.T) {
 	srv := dgxa100.New()
-	sim, err := nvidia.NewCustomSimulator(srv, nil, nil, func(int) int { return 0 })
+	sim, err := simulator.NewCustom(srv, nil, nil, func(int) int { return 0 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +85,8 @@ func TestUnsupportedReadingsAbsent(t *testing.T) {
 	d.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }
 	o := nvidia.DefaultOptions()
-	o.Backend, o.Simulator = "simulated", sim
-	src, err := NewNVIDIASource(context.Background(), o, DefaultHealthQuietPeriod)
+	o.Backend = "simulated"
+	src, err := NewNVIDIASource(context.Background(), o, sim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
 
 // series is one gathered sample: its family, labels and value.
@@ -110,15 +111,15 @@ func (l *logSink) count(s string) int {
 }
 
 // newSimSource returns an NVIDIA source on a simulated profile.
-func newSimSource(t *testing.T, profile, configFile string) (*NVIDIASource, *nvidia.Simulator) {
+func newSimSource(t *testing.T, profile, configFile string) (*NVIDIASource, *simulator.Simulator) {
 	t.Helper()
-	sim, err := nvidia.NewSimulator(profile)
+	sim, err := simulator.New(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := nvidia.DefaultOptions()
-	o.Backend, o.Simulator, o.ConfigFile = "simulated", sim, configFile
-	src, err := NewNVIDIASource(context.Background(), o, DefaultHealthQuietPeriod)
+	o.Backend, o.ConfigFile = "simulated", configFile
+	src, err := NewNVIDIASource(context.Background(), o, sim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,8 +81,9 @@ func (m *Machine) Devices() map[string]*Device {
 	return out
 }
 
-// migGPUs converts the machine for pkg/mig.
-func (m *Machine) migGPUs() []mig.GPU {
+// MIGGPUs returns the machine's GPUs and MIG devices as pkg/mig reads
+// them, for assigning resources under a MIG strategy.
+func (m *Machine) MIGGPUs() []mig.GPU {
 	out := make([]mig.GPU, 0, len(m.GPUs))
 	for _, g := range m.GPUs {
 		mg := mig.GPU{ID: g.UUID, MIGEnabled: g.MIGEnabled}
@@ -94,4 +95,6 @@ func (m *Machine) migGPUs() []mig.GPU {
 	return out
 }
 
-func migIndex(gpu, n int) string { return strconv.Itoa(gpu) + ":" + strconv.Itoa(n) }
+// MIGIndex returns the index of the n-th MIG device of GPU gpu, e.g. 3:1,
+// as Device.Index holds it.
+func MIGIndex(gpu, n int) string { return strconv.Itoa(gpu) + ":" + strconv.Itoa(n) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/accelstack/accelstack/pkg/cstring"
 	"github.com/accelstack/accelstack/pkg/mig"
 )
 
@@ -77,7 +78,7 @@ func discoverGPU(h nvml.Device, i int) (*GPU, error) {
 		g.Minor = i
 	}
 	if pci, ret := h.GetPciInfo(); ret == nvml.SUCCESS {
-		g.PCIBusID = cString(pci.BusId[:])
+		g.PCIBusID = cstring.String(pci.BusId[:])
 	}
 	if node, ret := h.GetNumaNodeId(); ret == nvml.SUCCESS {
 		g.NUMANode = node
@@ -161,7 +162,7 @@ func describeMIG(parent, h nvml.Device, p *Device, j int) (*Device, error) {
 	}
 	d := *p
 	d.UUID = uuid
-	d.Index = migIndex(p.GPUIndex, j)
+	d.Index = MIGIndex(p.GPUIndex, j)
 	d.MemoryBytes = giProf.MemorySizeMB << 20
 	d.MIG = &MIGInfo{
 		ParentUUID:      p.UUID,
@@ -175,16 +176,4 @@ func describeMIG(parent, h nvml.Device, p *Device, j int) (*Device, error) {
 		},
 	}
 	return &d, nil
-}
-
-// cString converts a NUL-terminated C char array.
-func cString(b []int8) string {
-	out := make([]byte, 0, len(b))
-	for _, c := range b {
-		if c == 0 {
-			break
-		}
-		out = append(out, byte(c))
-	}
-	return string(out)
 }

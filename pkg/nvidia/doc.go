@@ -1,12 +1,13 @@
-// Package nvidia discovers NVIDIA GPUs for the device plugin and the node
-// agent, through NVML (github.com/NVIDIA/go-nvml) or a simulated machine
-// built on go-nvml's mock servers.
+// Package nvidia is the NVIDIA device model that the device plugin and the
+// node agent share: it reads GPUs through NVML (github.com/NVIDIA/go-nvml)
+// or a simulated machine (pkg/nvidia/simulator), both as nvml.Interface.
 //
-// Everything reads devices through nvml.Interface: Open returns the real
-// library or a Simulator, Discover turns it into a Machine (GPUs, MIG
-// devices, NVLink and NUMA topology), and ReadStats samples what the node
-// agent exports. The Vendor type plugs the GPUs into pkg/deviceplugin:
-// MIG strategies come from pkg/mig, time-slicing replicas, Allocate
-// responses, topology-aware preferred allocation and XID health with
-// recovery are implemented here.
+// Open and Close start and shut down the library, Discover turns it into a
+// Machine (GPUs, MIG devices, NVLink and NUMA topology), ReadStats samples
+// what the node agent exports, and HealthPolicy and HealthState are the XID
+// health rule both binaries apply. Options resolve the device plugin's
+// settings from flags and its config file, which the node agent reads for
+// its labels. The device-plugin side (resources, Allocate, preferred
+// allocation) is pkg/nvidia/plugin; this package imports neither it nor
+// the kubelet device-plugin API, so the node agent links neither.
 package nvidia

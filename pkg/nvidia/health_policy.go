@@ -243,23 +243,3 @@ func (h *HealthState) Recover(now time.Time, check func(uuid string) error) []st
 	}
 	return healed
 }
-
-// CheckDevice is the NVML check a device must pass to heal: the memory of
-// the GPU (and of the MIG device, for one) must be readable. A UUID not on
-// m passes.
-func CheckDevice(lib nvml.Interface, m *Machine, uuid string) error {
-	for _, g := range m.GPUs {
-		if g.UUID == uuid {
-			return checkGPU(lib, uuid)
-		}
-		for _, d := range g.MIGDevices {
-			if d.UUID == uuid {
-				if err := checkGPU(lib, g.UUID); err != nil {
-					return err
-				}
-				return checkMIG(lib, g.UUID, uuid)
-			}
-		}
-	}
-	return nil
-}

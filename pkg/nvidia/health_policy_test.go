@@ -8,12 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
 
 // TestAffectedDevices maps XID events on a MIG-mixed machine to the
 // devices they concern.
 func TestAffectedDevices(t *testing.T) {
-	sim, err := nvidia.NewSimulator("dgxa100-mig-mixed")
+	sim, err := simulator.New("dgxa100-mig-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestAffectedDevices(t *testing.T) {
 
 // TestHealthState walks one device through the shared health rule.
 func TestHealthState(t *testing.T) {
-	sim, err := nvidia.NewSimulator("dgxa100")
+	sim, err := simulator.New("dgxa100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +108,32 @@ func TestHealthState(t *testing.T) {
 	}
 	if err := nvidia.CheckDevice(sim, m, u); err == nil {
 		t.Error("CheckDevice passed a lost GPU")
+	}
+}
+
+func TestHealthPolicy(t *testing.T) {
+	testCases := []struct {
+		name            string
+		disable, enable string
+		xid             uint64
+		want            bool
+	}{
+		{name: "default critical", xid: 79, want: true},
+		{name: "default ignored", xid: 13, want: false},
+		{name: "default ignored 109", xid: 109, want: false},
+		{name: "disable all", disable: "all", xid: 79, want: false},
+		{name: "disable xids", disable: "xids", xid: 48, want: false},
+		{name: "disable list", disable: "79, 48", xid: 79, want: false},
+		{name: "disable list leaves others", disable: "79", xid: 48, want: true},
+		{name: "enable wins", disable: "79", enable: "79", xid: 79, want: true},
+		{name: "enable default-ignored", enable: "13", xid: 13, want: true},
+		{name: "enable all", enable: "all", xid: 31, want: true},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := nvidia.NewHealthPolicy(tc.disable, tc.enable, 0).Critical(tc.xid); got != tc.want {
+				t.Errorf("critical(%d) = %v, want %v", tc.xid, got, tc.want)
+			}
+		})
 	}
 }

@@ -1,10 +1,8 @@
 package nvidia
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"reflect"
 	"time"
 
 	configv1 "github.com/accelstack/accelstack/api/config/v1"
@@ -20,18 +18,17 @@ const (
 	FlagDeviceIDStrategy   = "device-id-strategy"
 )
 
-// Options configure the NVIDIA vendor. Values from flags or environment
-// (named in Set) win over the config file, which wins over the defaults
-// already in the fields.
+// Options are what the device plugin (pkg/nvidia/plugin) and the node
+// agent share about a node's GPUs, so that both read them alike: the
+// backend, the settings of the config file merged with those given as
+// flags, and the health policy. Values from flags or environment (named in
+// Set) win over the config file, which wins over the defaults already in
+// the fields.
 type Options struct {
 	// Backend is nvml or simulated.
 	Backend string
-	// Simulate is the simulated profile.
+	// Simulate is the simulated profile (pkg/nvidia/simulator).
 	Simulate string
-	// Simulator, when set, is used instead of building Simulate.
-	Simulator *Simulator
-	// ControlSocket, with the simulated backend, serves XID injection.
-	ControlSocket string
 	// ConfigFile is the optional api/config/v1 file.
 	ConfigFile string
 	// Set names the flags given on the command line or in the environment.
@@ -39,19 +36,15 @@ type Options struct {
 
 	Settings
 
-	// DevRoot is where the host's /dev/nvidia* files are, for device specs.
-	DevRoot string
 	// HealthQuietPeriod is how long a device must be event-free before a
 	// passing NVML check makes it healthy again; 0 disables recovery.
 	HealthQuietPeriod time.Duration
-	// HealthWait bounds one NVML event wait (and so shutdown latency).
-	HealthWait time.Duration
 	// DisableHealthChecks and EnableHealthChecks are the values of
 	// DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS.
 	DisableHealthChecks, EnableHealthChecks string
 }
 
-// Settings are the effective plugin settings after merging.
+// Settings are the effective device-plugin settings after merging.
 type Settings struct {
 	MigStrategy        string
 	FailOnInitError    bool
@@ -73,9 +66,7 @@ func DefaultOptions() Options {
 			DeviceIDStrategy:   configv1.DeviceIDStrategyUUID,
 			SharedPolicy:       configv1.SharedPolicyDistributed,
 		},
-		DevRoot:           "/dev",
 		HealthQuietPeriod: 5 * time.Minute,
-		HealthWait:        200 * time.Millisecond,
 	}
 }
 
@@ -141,9 +132,4 @@ func validateSettings(s Settings) error {
 		}
 	}
 	return nil
-}
-
-// sameSettings compares settings and the file they came from.
-func sameSettings(a, b Settings, rawA, rawB []byte) bool {
-	return reflect.DeepEqual(a, b) && bytes.Equal(rawA, rawB)
 }

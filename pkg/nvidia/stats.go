@@ -2,7 +2,6 @@ package nvidia
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -114,5 +113,3 @@ func ReadDeviceStats(h nvml.Device) (Stats, error) {
 	st.Supported |= ReadingMemory
 	return st, nil
 }
-
-func newTimer(ms uint32) *time.Timer { return time.NewTimer(time.Duration(ms) * time.Millisecond) }

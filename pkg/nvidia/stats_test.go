@@ -9,6 +9,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
 
 const allReadings = nvidia.ReadingUtilization | nvidia.ReadingTemperature | nvidia.ReadingPower |
@@ -20,7 +21,7 @@ const allReadings = nvidia.ReadingUtilization | nvidia.ReadingTemperature | nvid
 // replay counter; MIG devices report memory only, with utilization marked
 // unsupported rather than 0.
 func TestReadStats(t *testing.T) {
-	sim, err := nvidia.NewSimulator("dgxa100-mig-mixed")
+	sim, err := simulator.New("dgxa100-mig-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestReadStats(t *testing.T) {
 // out of Supported, and a failing memory read is an error.
 func TestReadStatsNotSupported(t *testing.T) {
 	srv := dgxa100.New()
-	sim, err := nvidia.NewCustomSimulator(srv, nil, nil, func(int) int { return 0 })
+	sim, err := simulator.NewCustom(srv, nil, nil, func(int) int { return 0 })
 	if err != nil {
 		t.Fatal(err)
 	}

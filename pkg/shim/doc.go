@@ -1,3 +1,4 @@
 // Package shim exposes existing storage as PVCs: the StorageShim controller
-// and, in package csi, the csi-s3 driver that mounts S3 for those PVCs.
+// turns each StorageShim into a static PV for the csi-s3 driver (package
+// csis3) or ceph-csi, and a PVC bound to it.
 package shim

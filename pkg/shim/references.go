@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/shim/csi"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // ResourceLabelKey carries the usage type of a Secret or ConfigMap.
@@ -22,11 +21,11 @@ var s3SecretTypes = map[string]bool{"s3-cfg": true, "s3": true}
 
 // checkS3Secret checks that the Secret exists, is not labelled for another
 // use, and holds .s3cfg credentials the csi-s3 driver can read. The whole
-// Secret goes through the driver's own check (csi.CredentialsFromSecrets),
+// Secret goes through the driver's own check (s3volume.CredentialsFromSecrets),
 // as the kubelet hands it to the driver at every mount, so a value the
 // driver would refuse fails here first. Messages name the Secret and key,
 // never a value.
-func (r *StorageShimReconciler) checkS3Secret(ctx context.Context, namespace, name string) error {
+func (r *Reconciler) checkS3Secret(ctx context.Context, namespace, name string) error {
 	secret := &corev1.Secret{}
 	if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -37,22 +36,22 @@ func (r *StorageShimReconciler) checkS3Secret(ctx context.Context, namespace, na
 	if t, ok := secret.Labels[ResourceLabelKey]; ok && !s3SecretTypes[t] {
 		return failf(ReasonSecretInvalid, "Secret %s is of type %q (label %s), want s3-cfg", name, t, ResourceLabelKey)
 	}
-	if _, ok := secret.Data[csi.SecretS3cfg]; !ok {
-		return failf(ReasonSecretInvalid, "Secret %s has no key %s", name, csi.SecretS3cfg)
+	if _, ok := secret.Data[s3volume.SecretS3cfg]; !ok {
+		return failf(ReasonSecretInvalid, "Secret %s has no key %s", name, s3volume.SecretS3cfg)
 	}
 	data := make(map[string]string, len(secret.Data))
 	for k, v := range secret.Data {
 		data[k] = string(v)
 	}
-	if _, err := csi.CredentialsFromSecrets(data); err != nil {
-		return failf(ReasonSecretInvalid, "Secret %s: %s", name, status.Convert(err).Message())
+	if _, err := s3volume.CredentialsFromSecrets(data); err != nil {
+		return failf(ReasonSecretInvalid, "Secret %s: %v", name, err)
 	}
 	return nil
 }
 
 // cephCluster checks the CephFS shim's Secret and ConfigMap and returns the
 // ConfigMap's cluster data.
-func (r *StorageShimReconciler) cephCluster(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (map[string]string, error) {
+func (r *Reconciler) cephCluster(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (map[string]string, error) {
 	ref := shim.Spec.CephFS.Server.ConfigMapRef
 	ns := ref.Namespace
 	if ns == "" {

@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -22,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/shim/csi"
+	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 )
 
 // PVFinalizer lets the controller delete a StorageShim's PV (never its data:
@@ -30,22 +28,13 @@ import (
 const PVFinalizer = "tensorstack.dev/storageshim-pv"
 
 // PVCLabelKey labels the PVCs the controller creates with their shim's UID,
-// so that the manager caches those PVCs and no others (see PVCCacheSelector).
+// so that the manager caches those PVCs and no others.
 const PVCLabelKey = "tensorstack.dev/storageshim"
 
-// PVCCacheSelector selects the PVCs of StorageShims.
-func PVCCacheSelector() labels.Selector {
-	req, err := labels.NewRequirement(PVCLabelKey, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant, valid requirement
-	}
-	return labels.NewSelector().Add(*req)
-}
-
-// StorageShimReconciler turns each StorageShim into a static PV for the
-// csi-s3 or ceph-csi driver and a PVC of the same name bound to it, and
-// reports the PVC's phase and every failure in the shim's status.
-type StorageShimReconciler struct {
+// Reconciler turns each StorageShim into a static PV for the csi-s3 or
+// ceph-csi driver and a PVC of the same name bound to it, and reports the
+// PVC's phase and every failure in the shim's status.
+type Reconciler struct {
 	client client.Client
 	// secrets reads Secrets straight from the API server: the controller
 	// only gets the Secrets shims name and never caches or lists Secrets.
@@ -70,7 +59,7 @@ const DefaultCephFSDriver = "cephfs.csi.ceph.com"
 // shim's own, that ConfigMap may be in (none when empty). A shim cannot make
 // the controller create PVs for other drivers, nor learn whether ConfigMaps
 // exist in other namespaces.
-func (r *StorageShimReconciler) AllowCephFS(drivers, namespaces []string) *StorageShimReconciler {
+func (r *Reconciler) AllowCephFS(drivers, namespaces []string) *Reconciler {
 	r.cephDrivers, r.cephNamespaces = drivers, namespaces
 	return r
 }
@@ -81,15 +70,15 @@ func (r *StorageShimReconciler) AllowCephFS(drivers, namespaces []string) *Stora
 // is noticed at once.
 const failureRetry = 30 * time.Second
 
-// NewStorageShimReconciler returns a reconciler that writes S3 PVs for the
-// CSI driver s3Driver and reads Secrets, PVs and unlabelled PVCs through the
-// uncached apiReader. The client's cache must hold the PVCs PVCCacheSelector
-// selects and must not cache ConfigMaps.
-func NewStorageShimReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, s3Driver string) *StorageShimReconciler {
+// NewReconciler returns a reconciler that writes S3 PVs for the CSI driver
+// s3Driver and reads Secrets, PVs and unlabelled PVCs through the uncached
+// apiReader. The client's cache must hold the PVCs that carry PVCLabelKey
+// and must not cache ConfigMaps.
+func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, s3Driver string) *Reconciler {
 	if s3Driver == "" {
-		s3Driver = csi.DefaultDriverName
+		s3Driver = s3volume.DefaultDriverName
 	}
-	return &StorageShimReconciler{client: c, secrets: quietReader{apiReader}, apiReader: apiReader, recorder: recorder, s3Driver: s3Driver}
+	return &Reconciler{client: c, secrets: quietReader{apiReader}, apiReader: apiReader, recorder: recorder, s3Driver: s3Driver}
 }
 
 // quietReader reads with a context whose logger discards everything:
@@ -118,7 +107,7 @@ func (q quietReader) List(ctx context.Context, list client.ObjectList, opts ...c
 // SetupWithManager registers the reconciler: it watches StorageShims and the
 // PVCs they own. The Secrets and ConfigMaps shims name are read when a shim
 // is reconciled, not watched (see failureRetry).
-func (r *StorageShimReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&tensorstackv1beta2.StorageShim{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
@@ -126,7 +115,7 @@ func (r *StorageShimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile brings one StorageShim's PV, PVC and status up to date.
-func (r *StorageShimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	shim := &tensorstackv1beta2.StorageShim{}
 	if err := r.client.Get(ctx, req.NamespacedName, shim); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -171,7 +160,7 @@ func (r *StorageShimReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 // ensureVolume checks the shim's references, then creates its PV and PVC if
 // missing, and returns the PVC. A *shimFailure means the user must act.
-func (r *StorageShimReconciler) ensureVolume(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (*corev1.PersistentVolumeClaim, error) {
+func (r *Reconciler) ensureVolume(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (*corev1.PersistentVolumeClaim, error) {
 	pv, err := r.desiredPV(ctx, shim)
 	if err != nil {
 		return nil, err
@@ -202,7 +191,7 @@ func (r *StorageShimReconciler) ensureVolume(ctx context.Context, shim *tensorst
 }
 
 // desiredPV validates the shim's references and returns the PV it needs.
-func (r *StorageShimReconciler) desiredPV(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (*corev1.PersistentVolume, error) {
+func (r *Reconciler) desiredPV(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (*corev1.PersistentVolume, error) {
 	switch shim.Spec.Type {
 	case tensorstackv1beta2.StorageShimTypeS3:
 		if shim.Spec.S3 == nil {
@@ -243,7 +232,7 @@ func (r *StorageShimReconciler) desiredPV(ctx context.Context, shim *tensorstack
 }
 
 // setStatus writes phase and the Ready condition, only when they changed.
-func (r *StorageShimReconciler) setStatus(ctx context.Context, shim *tensorstackv1beta2.StorageShim, phase corev1.PersistentVolumeClaimPhase, status metav1.ConditionStatus, reason, message string) error {
+func (r *Reconciler) setStatus(ctx context.Context, shim *tensorstackv1beta2.StorageShim, phase corev1.PersistentVolumeClaimPhase, status metav1.ConditionStatus, reason, message string) error {
 	before := shim.DeepCopy()
 	shim.Status.Phase = phase
 	setCondition(&shim.Status.Conditions, tensorstackv1beta2.StorageShimReady, status, reason, message)
@@ -258,7 +247,7 @@ func (r *StorageShimReconciler) setStatus(ctx context.Context, shim *tensorstack
 
 // finalize deletes the shim's PV object (the data stays: Retain), then lets
 // the shim go. The PVC goes with the shim through its owner reference.
-func (r *StorageShimReconciler) finalize(ctx context.Context, shim *tensorstackv1beta2.StorageShim) error {
+func (r *Reconciler) finalize(ctx context.Context, shim *tensorstackv1beta2.StorageShim) error {
 	if !controllerutil.ContainsFinalizer(shim, PVFinalizer) {
 		return nil
 	}
@@ -278,7 +267,7 @@ func (r *StorageShimReconciler) finalize(ctx context.Context, shim *tensorstackv
 // existingPVC returns the shim's PVC, or nil if there is none. The cache
 // holds only labelled PVCs; a PVC it lacks is looked up on the API server,
 // and labelled if the shim owns it (created before the label existed).
-func (r *StorageShimReconciler) existingPVC(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (*corev1.PersistentVolumeClaim, error) {
+func (r *Reconciler) existingPVC(ctx context.Context, shim *tensorstackv1beta2.StorageShim) (*corev1.PersistentVolumeClaim, error) {
 	key := client.ObjectKey{Namespace: shim.Namespace, Name: shim.Name}
 	pvc := &corev1.PersistentVolumeClaim{}
 	err := r.client.Get(ctx, key, pvc)
@@ -313,7 +302,7 @@ func (r *StorageShimReconciler) existingPVC(ctx context.Context, shim *tensorsta
 // the controller recreated it; the Retain PV went Released). It drops the
 // claim's uid and resourceVersion so the PV controller binds the PV to the
 // current PVC; the volume's data is untouched.
-func (r *StorageShimReconciler) releaseClaimRef(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
+func (r *Reconciler) releaseClaimRef(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
 	if pvc.Spec.VolumeName == "" || !pvc.DeletionTimestamp.IsZero() {
 		return nil
 	}

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/accelstack/accelstack/pkg/shim/csi"
+	"github.com/accelstack/accelstack/pkg/csis3"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -374,7 +374,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 
 // ownCgroups are the top-level cgroups a cluster creates: the kubelet's
 // pod hierarchy, and the one csi-s3 moves its FUSE daemons into.
-var ownCgroups = []string{"kubepods", csi.DaemonCgroupName}
+var ownCgroups = []string{"kubepods", csis3.DaemonCgroupName}
 
 // withLog adds the tail of the named processes' logs to err.
 func (c *Cluster) withLog(err error, names ...string) error {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/internal/images"
 )
 
 // hostDependency is a program the cluster needs and the Debian package
@@ -17,15 +19,32 @@ type hostDependency struct {
 	path, pkg string
 }
 
-var hostDependencies = []hostDependency{
+// hostDependencies are the cluster's own programs and, after them, the
+// programs and files of the accelstack images (package images).
+var hostDependencies = append([]hostDependency{
 	{"/usr/bin/containerd", "containerd"},
 	{"/usr/bin/ctr", "containerd"},
 	{"/usr/sbin/runc", "runc"},
 	{cniBinDir + "/bridge", "containernetworking-plugins"},
 	{"/bin/busybox", "busybox-static"},
-	{"/usr/bin/s3fs", "s3fs"},
-	{"/bin/fusermount3", "fuse3"},
 	{"/sbin/ip", "iproute2"},
+}, imageDependencies()...)
+
+// imageDependencies lists what the accelstack images copy from this
+// machine's Debian packages.
+func imageDependencies() []hostDependency {
+	var deps []hostDependency
+	for _, d := range images.Definitions {
+		for _, p := range d.Programs {
+			if p.Host != "" {
+				deps = append(deps, hostDependency{p.Host, p.Package})
+			}
+		}
+		for _, f := range d.Files {
+			deps = append(deps, hostDependency{f.Path, f.Package})
+		}
+	}
+	return deps
 }
 
 // preflight checks that this runs as root and installs the Debian

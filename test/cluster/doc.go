@@ -3,7 +3,8 @@
 // kube-apiserver, kube-controller-manager, kube-scheduler and kubelet built
 // from the Go module proxy (hack/envtest-assets.sh), containerd and runc
 // from Debian, the CNI bridge plugin, and OCI image tarballs built on the
-// spot (package image) and imported into containerd.
+// spot (package ociimage; the accelstack images as package images defines
+// them) and imported into containerd.
 //
 // Everything listens on loopback or on two host-internal addresses of the
 // cluster's own bridge: 10.244.0.1, the node and pod gateway, and 10.0.0.1,

@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/accelstack/accelstack/test/cluster/image"
+	"github.com/accelstack/accelstack/internal/images"
+	"github.com/accelstack/accelstack/internal/ociimage"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -18,46 +19,39 @@ const ImageTag = "local"
 // localhost/accelstack/csi-s3:local.
 func Image(name string) string { return "localhost/accelstack/" + name + ":" + ImageTag }
 
-// binaries are the accelstack commands that get an image each.
-var binaries = []string{"controllers", "csi-s3", "datacube-executor", "device-plugin", "node-agent"}
-
 // tools are the pinned tools from the tool cache that get an image each:
 // versitygw, the demo's S3 endpoint, and csi-provisioner, the csi-s3
 // controller's sidecar.
 var tools = []string{"versitygw", "csi-provisioner"}
 
-// buildImages builds the pause and busybox images and one image per
-// accelstack binary (the binary and the shared libraries it needs; csi-s3
-// also gets rclone, s3fs and fusermount3), plus one per tool. It returns
-// the tarball paths; unchanged images are not rewritten.
+// buildImages builds the pause and busybox images, one image per accelstack
+// binary as package images defines it (named Image(binary)), and one per
+// tool. It returns the tarball paths; unchanged images are not rewritten.
 func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 	binDir := filepath.Join(c.opts.ImageDir, "bin")
-	pause, err := image.BuildPause(ctx, c.root, binDir)
+	pause, err := buildPause(ctx, c.root, binDir)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.buildBinaries(ctx, binDir); err != nil {
 		return nil, err
 	}
-	imgs := []image.Image{image.Pause(PauseImage, pause)}
-	busybox, err := image.Busybox(BusyboxImage, "/bin/busybox")
+	imgs := []ociimage.Image{pauseImage(PauseImage, pause)}
+	busybox, err := busyboxImage(BusyboxImage, "/bin/busybox")
 	if err != nil {
 		return nil, err
 	}
 	imgs = append(imgs, busybox)
-	for _, name := range binaries {
-		img := image.Image{Ref: Image(name), Entrypoint: []string{"/usr/bin/" + name},
-			Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}}
-		if err := img.AddExecutable(filepath.Join(binDir, name), "/usr/bin/"+name); err != nil {
-			return nil, err
-		}
-		if name == "controllers" {
-			img.User = "65532:65532" // the Deployment runs as non-root
-		}
-		if name == "csi-s3" {
-			if err := addMounters(&img); err != nil {
+	src := images.Sources{BinDir: binDir, Tools: map[string]string{}}
+	for _, d := range images.Definitions {
+		for _, name := range d.Tools() {
+			if src.Tools[name], err = harness.Tool(name); err != nil {
 				return nil, err
 			}
+		}
+		img, err := d.Image(Image(d.Binary), src)
+		if err != nil {
+			return nil, err
 		}
 		imgs = append(imgs, img)
 	}
@@ -66,7 +60,7 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		img := image.Image{Ref: Image(name), Entrypoint: []string{"/usr/bin/" + name}}
+		img := ociimage.Image{Ref: Image(name), Entrypoint: []string{"/usr/bin/" + name}}
 		if err := img.AddExecutable(bin, "/usr/bin/"+name); err != nil {
 			return nil, err
 		}
@@ -77,7 +71,7 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 	for _, img := range imgs {
 		name := strings.NewReplacer("/", "_", ":", "_").Replace(strings.TrimPrefix(img.Ref, "localhost/"))
 		path := filepath.Join(c.opts.ImageDir, name+".tar")
-		if _, err := image.Write(ctx, img, path); err != nil {
+		if _, err := ociimage.Write(ctx, img, path); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", img.Ref, err)
 		}
 		paths = append(paths, path)
@@ -85,34 +79,12 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 	return paths, nil
 }
 
-// addMounters adds the FUSE mounters csi-s3 runs: rclone (the pinned
-// build from the tool cache), s3fs and fusermount3 from the host, and
-// util-linux's mount, umount and findmnt for its bind mounts.
-func addMounters(img *image.Image) error {
-	rclone, err := harness.Tool("rclone")
-	if err != nil {
-		return err
-	}
-	rclone, err = filepath.EvalSymlinks(rclone)
-	if err != nil {
-		return err
-	}
-	for host, in := range map[string]string{rclone: "/usr/bin/rclone", "/usr/bin/s3fs": "/usr/bin/s3fs", "/bin/fusermount3": "/usr/bin/fusermount3",
-		"/bin/mount": "/usr/bin/mount", "/bin/umount": "/usr/bin/umount", "/bin/findmnt": "/usr/bin/findmnt"} {
-		if err := img.AddExecutable(host, in); err != nil {
-			return err
-		}
-	}
-	img.AddSymlink("/usr/bin/fusermount", "fusermount3")
-	return nil
-}
-
 // buildBinaries builds the accelstack commands into dir, version stamped
 // like `make build`.
 func (c *Cluster) buildBinaries(ctx context.Context, dir string) error {
-	pkgs := make([]string, len(binaries))
-	for i, b := range binaries {
-		pkgs[i] = "./cmd/" + b
+	pkgs := make([]string, len(images.Definitions))
+	for i, d := range images.Definitions {
+		pkgs[i] = "./cmd/" + d.Binary
 	}
 	version := "local"
 	if out, err := exec.CommandContext(ctx, "git", "-C", c.root, "describe", "--tags", "--always", "--dirty").Output(); err == nil {

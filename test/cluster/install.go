@@ -27,7 +27,7 @@ var workloads = []string{
 }
 
 // Install applies accelstack's manifests for this cluster
-// (hack/cluster/manifests: deploy/ with the local images and simulated
+// (test/cluster/manifests: deploy/ with the local images and simulated
 // accelerators) and waits until every workload is rolled out.
 func (c *Cluster) Install(ctx context.Context) error {
 	log := klog.FromContext(ctx)
@@ -36,7 +36,7 @@ func (c *Cluster) Install(ctx context.Context) error {
 		return err
 	}
 	// Server-side apply: the CRDs are too large for the last-applied annotation.
-	if _, err := c.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(c.root, "hack", "cluster", "manifests")); err != nil {
+	if _, err := c.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(c.root, "test", "cluster", "manifests")); err != nil {
 		return err
 	}
 	step("manifests applied")

@@ -6,14 +6,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/accelstack/accelstack/pkg/certs"
 )
 
 // certSpec is one certificate the cluster needs.
@@ -46,55 +46,24 @@ func writePKI(l layout) error {
 		return err
 	}
 	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "accelstack-local-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	const lifetime = 365 * 24 * time.Hour
+	ca, err := certs.NewCA("accelstack-local-ca", now, lifetime)
 	if err != nil {
 		return fmt.Errorf("issuing the CA: %w", err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
+	if err := writeCert(l.pki("ca"), ca.Cert.Raw, ca.Key); err != nil {
 		return err
 	}
-	if err := writeCert(l.pki("ca"), caDER, caKey); err != nil {
-		return err
-	}
-	for i, s := range clusterCerts() {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(int64(i + 2)),
-			Subject:      pkix.Name{CommonName: s.cn, Organization: s.org},
-			NotBefore:    now.Add(-time.Hour),
-			NotAfter:     now.AddDate(1, 0, 0),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-			DNSNames:     s.dns,
-		}
-		if s.server {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		}
+	for _, s := range clusterCerts() {
+		leaf := certs.Leaf{CommonName: s.cn, Organization: s.org, DNSNames: s.dns, Server: s.server}
 		for _, ip := range s.ips {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
+			leaf.IPAddresses = append(leaf.IPAddresses, net.ParseIP(ip))
 		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+		cert, key, err := ca.Issue(leaf, now, lifetime)
 		if err != nil {
 			return fmt.Errorf("issuing %s: %w", s.name, err)
 		}
-		if err := writeCert(l.pki(s.name), der, key); err != nil {
+		if err := writeCert(l.pki(s.name), cert.Raw, key); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/accelstack/accelstack/test/harness"
 )
 
-// S3Endpoint is the in-cluster S3 endpoint of hack/cluster/manifests/s3.yaml,
+// S3Endpoint is the in-cluster S3 endpoint of test/cluster/manifests/s3.yaml,
 // reachable from the host and from pods.
 const S3Endpoint = "http://" + GatewayIP + ":7480"
 

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/test/cluster"
 )
 
@@ -22,11 +22,11 @@ const (
 	gpuShared = "nvidia.com/gpu.shared"
 	ascend910 = "huawei.com/Ascend910"
 	// simulatorSocket is the NVIDIA simulator's control socket on the host
-	// (hack/cluster/manifests/device-plugin.yaml).
+	// (test/cluster/manifests/device-plugin.yaml).
 	simulatorSocket = "/run/accelstack/nvidia-simulator.sock"
 )
 
-// demoMachine is the allocatable of hack/cluster/manifests: a DGX A100 with
+// demoMachine is the allocatable of test/cluster/manifests: a DGX A100 with
 // GPUs 6 and 7 time-sliced 4 ways, and eight Ascend 910 chips.
 func demoMachine(a map[string]int64) bool {
 	return a[gpu] == 6 && a[gpuShared] == 8 && a[ascend910] == 8
@@ -157,7 +157,7 @@ func TestXIDMarksGPUUnhealthyAndRecovers(t *testing.T) {
 	waitAllocatable(t, "shows the demo machine", time.Minute, demoMachine)
 	start := time.Now()
 	// XID 79 (fallen off the bus) on whole GPU 2.
-	if err := deviceplugin.SendControl(simulatorSocket, "xid 2 79"); err != nil {
+	if err := simcontrol.Send(simulatorSocket, "xid 2 79"); err != nil {
 		t.Fatal(err)
 	}
 	waitAllocatable(t, "drops by one after the XID", time.Minute, func(a map[string]int64) bool { return a[gpu] == 5 })

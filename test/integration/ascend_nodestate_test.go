@@ -13,6 +13,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/nodestate"
+	"github.com/accelstack/accelstack/pkg/ascend/plugin"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/harness"
 )
@@ -36,7 +37,7 @@ func TestAscendNodeState(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	v, err := ascend.NewVendor(ascend.Options{Backend: deviceplugin.BackendSimulated, Simulate: "ascend910b-8", HealthPeriod: 50 * time.Millisecond})
+	v, err := plugin.NewVendor(plugin.Options{Backend: deviceplugin.BackendSimulated, Simulate: "ascend910b-8", HealthPeriod: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
-	"github.com/accelstack/accelstack/pkg/ascend/volcano"
+	"github.com/accelstack/accelstack/pkg/ascend/annotation"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -42,7 +42,7 @@ func allocate(ctx context.Context, t *testing.T, c client.Client, pod *corev1.Po
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[ranktable.ConfigurationAnnotation] = value
+	pod.Annotations[annotation.ConfigurationKey] = value
 	if err := c.Patch(ctx, pod, patch); err != nil {
 		t.Fatalf("annotating pod %s: %v", pod.Name, err)
 	}
@@ -50,9 +50,9 @@ func allocate(ctx context.Context, t *testing.T, c client.Client, pod *corev1.Po
 
 func podConfiguration(t *testing.T, pod, server string, ids ...string) string {
 	t.Helper()
-	c := volcano.PodConfiguration{PodName: pod, ServerID: server}
+	c := annotation.PodConfiguration{PodName: pod, ServerID: server}
 	for _, id := range ids {
-		c.Devices = append(c.Devices, volcano.DeviceConfig{DeviceID: id, DeviceIP: server + "." + id})
+		c.Devices = append(c.Devices, annotation.DeviceConfig{DeviceID: id, DeviceIP: server + "." + id})
 	}
 	b, err := json.Marshal(c)
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // TestAscendDevicePluginBinary runs the real binary with --vendor=ascend
@@ -20,7 +22,7 @@ import (
 // Unhealthy, and its recovery.
 func TestAscendDevicePluginBinary(t *testing.T) {
 	bin := buildDevicePlugin(t)
-	dir := shortTempDir(t)
+	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(filepath.Join(dir, "plugins"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,19 +73,19 @@ func TestAscendDevicePluginBinary(t *testing.T) {
 			return false
 		}
 	}
-	if err := ascend.Control(control, "health 5 3 80818692"); err != nil {
+	if err := simcontrol.Send(control, "health 5 3 80818692"); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := p.WaitDevices(ctx, health("Ascend910-5")); err != nil {
 		t.Fatalf("waiting for Ascend910-5 to turn Unhealthy: %v", err)
 	}
-	if err := ascend.Control(control, "health 5 0"); err != nil {
+	if err := simcontrol.Send(control, "health 5 0"); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := p.WaitDevices(ctx, func(ds []*pluginapi.Device) bool { return !health("Ascend910-5")(ds) }); err != nil {
 		t.Fatalf("waiting for Ascend910-5 to recover: %v", err)
 	}
-	if err := ascend.Control(control, "health 99 3"); err == nil {
+	if err := simcontrol.Send(control, "health 99 3"); err == nil {
 		t.Error("control command for an unknown chip: want an error")
 	}
 }

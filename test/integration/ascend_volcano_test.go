@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,23 +15,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
-	"github.com/accelstack/accelstack/pkg/ascend/kube"
+	"github.com/accelstack/accelstack/pkg/ascend/annotation"
+	"github.com/accelstack/accelstack/pkg/ascend/plugin"
+	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/nodeclient"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/plugintest"
 )
 
 const ascendNode = "npu-node-1"
 
 // ascendKube is the plugin's own REST client of the core/v1 API.
-func ascendKube(t *testing.T, cfg *rest.Config) *kube.Client {
+func ascendKube(t *testing.T, cfg *rest.Config) *nodeclient.Client {
 	t.Helper()
-	c, err := kube.New(cfg)
+	c, err := nodeclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func ascendKube(t *testing.T, cfg *rest.Config) *kube.Client {
 
 // startAscendVolcano runs the Ascend vendor in Volcano mode on a simulated
 // 910B node against a real API server, behind the fake kubelet.
-func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface) (*kubelet.Plugin, *ascend.Vendor) {
+func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface) (*kubelet.Plugin, *plugin.Vendor) {
 	t.Helper()
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ascendNode}}
@@ -53,35 +55,17 @@ func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface)
 	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	o := ascend.DefaultOptions()
-	o.Backend, o.Simulate = deviceplugin.BackendSimulated, ascend.ProfileAscend910B8
+	o := plugin.DefaultOptions()
+	o.Backend, o.Simulate = deviceplugin.BackendSimulated, simulator.ProfileAscend910B8
 	o.Picker, err = volcano.New(volcano.Options{NodeName: ascendNode, Client: ascendKube(t, cfg), Wait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ascend.NewVendor(o)
+	v, err := plugin.NewVendor(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := shortTempDir(t)
-	k, err := kubelet.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := deviceplugin.New(deviceplugin.Config{Vendor: "ascend", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
-	rctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	done := make(chan error, 1)
-	go func() { done <- m.Run(rctx) }()
-	var once sync.Once
-	t.Cleanup(func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			k.Stop()
-		})
-	})
+	k := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
 	p, err := k.WaitPlugin(wctx, ascend.ResourceAscend910)
@@ -160,11 +144,11 @@ func TestAscendVolcanoMode(t *testing.T) {
 	if got := ann[volcano.AnnotationRealKey]; got != "Ascend910-0,Ascend910-3" {
 		t.Errorf("%s = %q", volcano.AnnotationRealKey, got)
 	}
-	var conf volcano.PodConfiguration
-	if err := json.Unmarshal([]byte(ann[volcano.AnnotationConfigurationKey]), &conf); err != nil {
-		t.Fatalf("configuration annotation %q: %v", ann[volcano.AnnotationConfigurationKey], err)
+	var conf annotation.PodConfiguration
+	if err := json.Unmarshal([]byte(ann[annotation.ConfigurationKey]), &conf); err != nil {
+		t.Fatalf("configuration annotation %q: %v", ann[annotation.ConfigurationKey], err)
 	}
-	wantConf := volcano.PodConfiguration{PodName: "worker-0", ServerID: "10.1.2.3", Devices: []volcano.DeviceConfig{
+	wantConf := annotation.PodConfiguration{PodName: "worker-0", ServerID: "10.1.2.3", Devices: []annotation.DeviceConfig{
 		{DeviceID: "0", DeviceIP: "192.168.100.101"}, {DeviceID: "3", DeviceIP: "192.168.100.104"}}}
 	if diff := cmp.Diff(wantConf, conf); diff != "" {
 		t.Errorf("configuration (-want +got):\n%s", diff)
@@ -266,7 +250,7 @@ func TestAscendVolcanoMode(t *testing.T) {
 			if status.Code(err) != tc.wantCode {
 				t.Fatalf("Allocate: %v, want code %v", err, tc.wantCode)
 			}
-			for _, k := range []string{volcano.AnnotationRealKey, volcano.AnnotationConfigurationKey} {
+			for _, k := range []string{volcano.AnnotationRealKey, annotation.ConfigurationKey} {
 				if got, ok := annotations(tc.name)[k]; ok {
 					t.Errorf("%s written on a refused pod: %q", k, got)
 				}

@@ -3,9 +3,10 @@ package integration
 import (
 	"testing"
 
+	"github.com/accelstack/accelstack/pkg/ascend/annotation"
 	"github.com/accelstack/accelstack/pkg/ascend/nodestate"
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 )
 
 // TestMindXWireNames pins the names MindX DL and Volcano read and write, as
@@ -22,8 +23,7 @@ func TestMindXWireNames(t *testing.T) {
 		{"chips given", volcano.AnnotationRealKey, "huawei.com/AscendReal"},
 		{"kubelet IDs", volcano.AnnotationKubeletDevicesKey, "huawei.com/kltDev"},
 		{"predicate time", volcano.AnnotationPredicateTimeKey, "predicate-time"},
-		{"pod configuration", volcano.AnnotationConfigurationKey, "ascend.kubectl.kubernetes.io/ascend-910-configuration"},
-		{"pod configuration (rank table)", ranktable.ConfigurationAnnotation, "ascend.kubectl.kubernetes.io/ascend-910-configuration"},
+		{"pod configuration", annotation.ConfigurationKey, "ascend.kubectl.kubernetes.io/ascend-910-configuration"},
 		{"Volcano scheduler", volcano.DefaultSchedulerName, "volcano"},
 	} {
 		if tc.got != tc.want {

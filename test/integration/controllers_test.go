@@ -20,8 +20,8 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/shim"
 	"github.com/accelstack/accelstack/test/harness"
 )

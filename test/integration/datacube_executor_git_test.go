@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/datacube/executor"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -66,7 +66,7 @@ func makeBareRepo(t *testing.T, root, name string) string {
 }
 
 // runInProcess runs executor.Run with env as the whole environment.
-func runInProcess(t *testing.T, pvcRoot string, env map[string]string) (datacube.Progress, error) {
+func runInProcess(t *testing.T, pvcRoot string, env map[string]string) (executorenv.Progress, error) {
 	t.Helper()
 	cfg := executor.Config{PVCRoot: pvcRoot, Concurrency: 4, PartSize: 5 << 20}
 	if err := cfg.FromEnv(func(k string) string { return env[k] }); err != nil {
@@ -106,11 +106,11 @@ func TestDataCubeExecutorGitClone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			env := map[string]string{
-				datacube.EnvSourceType:                                 datacube.TypeGit,
-				datacube.EnvSinkType:                                   datacube.TypePVC,
-				datacube.EnvSinkPVCPath:                                filepath.Join(root, "sub"),
-				datacube.OptionEnv(datacube.SourceOptionPrefix, "url"): "file://" + filepath.Join(repos, "models.git"),
-				datacube.OptionEnv(datacube.SourceOptionPrefix, "ref"): tc.ref,
+				executorenv.EnvSourceType:                                    executorenv.TypeGit,
+				executorenv.EnvSinkType:                                      executorenv.TypePVC,
+				executorenv.EnvSinkPVCPath:                                   filepath.Join(root, "sub"),
+				executorenv.OptionEnv(executorenv.SourceOptionPrefix, "url"): "file://" + filepath.Join(repos, "models.git"),
+				executorenv.OptionEnv(executorenv.SourceOptionPrefix, "ref"): tc.ref,
 			}
 			p, err := runInProcess(t, root, env)
 			if tc.wantErr != "" {
@@ -135,7 +135,7 @@ func TestDataCubeExecutorGitClone(t *testing.T) {
 				}
 			}
 			// A rerun on the existing clone moves it to another ref.
-			env[datacube.OptionEnv(datacube.SourceOptionPrefix, "ref")] = "dev"
+			env[executorenv.OptionEnv(executorenv.SourceOptionPrefix, "ref")] = "dev"
 			if _, err := runInProcess(t, root, env); err != nil {
 				t.Fatalf("rerun: %v", err)
 			}
@@ -158,11 +158,11 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 	u := strings.Replace(srv.URL, "http://", "http://$(TOKEN)@", 1) + "/data.git"
 	root := t.TempDir()
 	clone := map[string]string{
-		datacube.EnvSourceType:                                   datacube.TypeGit,
-		datacube.EnvSinkType:                                     datacube.TypePVC,
-		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "ws"),
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "url"):   u,
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): token,
+		executorenv.EnvSourceType:                                      executorenv.TypeGit,
+		executorenv.EnvSinkType:                                        executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath:                                     filepath.Join(root, "ws"),
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "url"):   u,
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "token"): token,
 	}
 	r := runExecutor(t, root, clone, "-v=5")
 	if r.code != 0 || r.progress.Files != 2 {
@@ -181,11 +181,11 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	push := map[string]string{
-		datacube.EnvSourceType:                                 datacube.TypePVC,
-		datacube.EnvSourcePVCPath:                              filepath.Join(root, "ws"),
-		datacube.EnvSinkType:                                   datacube.TypeGit,
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "url"):   u,
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "token"): token,
+		executorenv.EnvSourceType:                                    executorenv.TypePVC,
+		executorenv.EnvSourcePVCPath:                                 filepath.Join(root, "ws"),
+		executorenv.EnvSinkType:                                      executorenv.TypeGit,
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "url"):   u,
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "token"): token,
 	}
 	r = runExecutor(t, root, push, "-v=5")
 	if r.code != 0 || len(leaked(r.output+r.progress.Error, token)) > 0 {
@@ -198,8 +198,8 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 	// A fresh directory (no .git) is initialised and pushed as a new branch.
 	writeTree(t, filepath.Join(root, "fresh", "data"), map[string]int{"x.bin": 100})
 	fresh := merge(push, map[string]string{
-		datacube.EnvSourcePVCPath:                            filepath.Join(root, "fresh"),
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "ref"): "upload",
+		executorenv.EnvSourcePVCPath:                               filepath.Join(root, "fresh"),
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "ref"): "upload",
 	})
 	if r := runExecutor(t, root, fresh, "-v=5"); r.code != 0 || len(leaked(r.output+r.progress.Error, token)) > 0 {
 		t.Fatalf("fresh push = exit %d\n%s", r.code, r.output)
@@ -207,8 +207,8 @@ func TestDataCubeExecutorGitToken(t *testing.T) {
 	gitCmd(t, filepath.Join(repos, "data.git"), "cat-file", "-e", "upload:x.bin")
 
 	bad := merge(clone, map[string]string{
-		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "bad"),
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): "wrong-token-value",
+		executorenv.EnvSinkPVCPath:                                     filepath.Join(root, "bad"),
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "token"): "wrong-token-value",
 	})
 	r = runExecutor(t, root, bad)
 	if r.code != 1 || !strings.Contains(r.progress.Error, "Authentication failed") || len(leaked(r.output+r.progress.Error, "wrong-token-value")) > 0 {
@@ -297,12 +297,12 @@ func TestDataCubeExecutorGitUntrustedRepo(t *testing.T) {
 	root := t.TempDir()
 	markers := t.TempDir()
 	clone := map[string]string{
-		datacube.EnvSourceType:                                   datacube.TypeGit,
-		datacube.EnvSinkType:                                     datacube.TypePVC,
-		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "ws"),
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "url"):   u,
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "ref"):   "v1",
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): token,
+		executorenv.EnvSourceType:                                      executorenv.TypeGit,
+		executorenv.EnvSinkType:                                        executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath:                                     filepath.Join(root, "ws"),
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "url"):   u,
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "ref"):   "v1",
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "token"): token,
 	}
 	if r := runExecutor(t, root, clone); r.code != 0 {
 		t.Fatalf("clone = exit %d\n%s", r.code, r.output)
@@ -320,7 +320,7 @@ func TestDataCubeExecutorGitUntrustedRepo(t *testing.T) {
 			_ = os.Remove(p)
 		}
 	}
-	clone[datacube.OptionEnv(datacube.SourceOptionPrefix, "ref")] = "dev"
+	clone[executorenv.OptionEnv(executorenv.SourceOptionPrefix, "ref")] = "dev"
 	r := runExecutor(t, root, clone)
 	if r.code != 0 {
 		t.Fatalf("clone update = exit %d, %+v\n%s", r.code, r.progress, r.output)
@@ -352,11 +352,11 @@ func TestDataCubeExecutorGitUntrustedRepo(t *testing.T) {
 	}
 	chownTree(t, dir, 4242)
 	push := map[string]string{
-		datacube.EnvSourceType:                                 datacube.TypePVC,
-		datacube.EnvSourcePVCPath:                              filepath.Join(root, "ws"),
-		datacube.EnvSinkType:                                   datacube.TypeGit,
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "url"):   u,
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "token"): token,
+		executorenv.EnvSourceType:                                    executorenv.TypePVC,
+		executorenv.EnvSourcePVCPath:                                 filepath.Join(root, "ws"),
+		executorenv.EnvSinkType:                                      executorenv.TypeGit,
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "url"):   u,
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "token"): token,
 	}
 	r = runExecutor(t, root, push)
 	if r.code != 0 {

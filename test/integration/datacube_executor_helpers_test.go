@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -19,7 +19,7 @@ import (
 type executorRun struct {
 	code     int
 	output   string
-	progress datacube.Progress
+	progress executorenv.Progress
 }
 
 // runExecutor runs the executor binary with the contract's environment env
@@ -68,10 +68,10 @@ func executorEnv(t *testing.T, env map[string]string) []string {
 // s3Env returns the contract's options of an S3 side.
 func s3Env(prefix string, s *harness.S3Server, uri string) map[string]string {
 	return map[string]string{
-		datacube.OptionEnv(prefix, "s3-endpoint"):          s.Endpoint,
-		datacube.OptionEnv(prefix, "s3-access-key-id"):     s.AccessKey,
-		datacube.OptionEnv(prefix, "s3-secret-access-key"): s.SecretKey,
-		datacube.OptionEnv(prefix, "s3-uri"):               uri,
+		executorenv.OptionEnv(prefix, "s3-endpoint"):          s.Endpoint,
+		executorenv.OptionEnv(prefix, "s3-access-key-id"):     s.AccessKey,
+		executorenv.OptionEnv(prefix, "s3-secret-access-key"): s.SecretKey,
+		executorenv.OptionEnv(prefix, "s3-uri"):               uri,
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -25,12 +25,12 @@ func TestDataCubeExecutorHuggingFace(t *testing.T) {
 	hf.SetFile("models/org/model", "tok/vocab.txt", []byte("a b c"))
 	root := t.TempDir()
 	down := map[string]string{
-		datacube.EnvSourceType:  datacube.TypeHuggingFace,
-		datacube.EnvSinkType:    datacube.TypePVC,
-		datacube.EnvSinkPVCPath: filepath.Join(root, "all"),
-		"HF_ENDPOINT":           hf.URL,
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "repo"):  "org/model",
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): token,
+		executorenv.EnvSourceType:  executorenv.TypeHuggingFace,
+		executorenv.EnvSinkType:    executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath: filepath.Join(root, "all"),
+		"HF_ENDPOINT":              hf.URL,
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "repo"):  "org/model",
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "token"): token,
 	}
 	r := runExecutor(t, root, down, "--cache-dir", "/tmp/cache/hf")
 	if r.code != 0 || r.progress.Files != 3 || strings.Contains(r.output, token) {
@@ -46,15 +46,15 @@ func TestDataCubeExecutorHuggingFace(t *testing.T) {
 	}
 
 	filtered := merge(down, map[string]string{
-		datacube.EnvSinkPVCPath:                                  filepath.Join(root, "some"),
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "files"): "config.json, tok/*",
+		executorenv.EnvSinkPVCPath:                                     filepath.Join(root, "some"),
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "files"): "config.json, tok/*",
 	})
 	r = runExecutor(t, root, filtered)
 	if got := readTree(t, filepath.Join(root, "some")); r.code != 0 || len(got) != 2 || got["config.json"] == nil || got["tok/vocab.txt"] == nil {
 		t.Errorf("filtered download = exit %d, files %v\n%s", r.code, keys(got), r.output)
 	}
 
-	badToken := merge(down, map[string]string{datacube.OptionEnv(datacube.SourceOptionPrefix, "token"): "hf_wrong_token"})
+	badToken := merge(down, map[string]string{executorenv.OptionEnv(executorenv.SourceOptionPrefix, "token"): "hf_wrong_token"})
 	r = runExecutor(t, root, badToken)
 	if r.code != 1 || !strings.Contains(r.progress.Error, "token is missing or invalid") || strings.Contains(r.output, "hf_wrong_token") {
 		t.Errorf("download with a bad token = exit %d, error %q\n%s", r.code, r.progress.Error, r.output)
@@ -63,14 +63,14 @@ func TestDataCubeExecutorHuggingFace(t *testing.T) {
 	src := filepath.Join(root, "out")
 	writeTree(t, src, map[string]int{"weights.bin": 2 << 20, "README.md": 100})
 	up := map[string]string{
-		datacube.EnvSourceType:    datacube.TypePVC,
-		datacube.EnvSourcePVCPath: src,
-		datacube.EnvSinkType:      datacube.TypeHuggingFace,
-		"HF_ENDPOINT":             hf.URL,
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "repo"):           "org/trained",
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "token"):          token,
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "path-in-repo"):   "ckpt",
-		datacube.OptionEnv(datacube.SinkOptionPrefix, "commit-message"): "epoch 3",
+		executorenv.EnvSourceType:    executorenv.TypePVC,
+		executorenv.EnvSourcePVCPath: src,
+		executorenv.EnvSinkType:      executorenv.TypeHuggingFace,
+		"HF_ENDPOINT":                hf.URL,
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "repo"):           "org/trained",
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "token"):          token,
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "path-in-repo"):   "ckpt",
+		executorenv.OptionEnv(executorenv.SinkOptionPrefix, "commit-message"): "epoch 3",
 	}
 	r = runExecutor(t, root, up)
 	if r.code != 0 || r.progress.Files != 2 {
@@ -87,14 +87,14 @@ func TestDataCubeExecutorHuggingFace(t *testing.T) {
 		}
 	}
 
-	traversal := merge(up, map[string]string{datacube.OptionEnv(datacube.SinkOptionPrefix, "path-in-repo"): "../x"})
+	traversal := merge(up, map[string]string{executorenv.OptionEnv(executorenv.SinkOptionPrefix, "path-in-repo"): "../x"})
 	if r := runExecutor(t, root, traversal); r.code != 1 || !strings.Contains(r.progress.Error, "unsafe path") {
 		t.Errorf("path-in-repo ../x = exit %d, error %q", r.code, r.progress.Error)
 	}
 	hf.SetFile("models/org/evil", "../../escape.txt", []byte("x"))
 	evil := merge(down, map[string]string{
-		datacube.EnvSinkPVCPath:                                 filepath.Join(root, "evil"),
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "repo"): "org/evil",
+		executorenv.EnvSinkPVCPath:                                    filepath.Join(root, "evil"),
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "repo"): "org/evil",
 	})
 	if r := runExecutor(t, root, evil); r.code != 1 || !strings.Contains(r.progress.Error, "unsafe path") {
 		t.Errorf("a file named ../../escape.txt = exit %d, error %q", r.code, r.progress.Error)
@@ -116,12 +116,12 @@ func TestDataCubeExecutorHuggingFaceIntegrity(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dst := filepath.Join(root, name+"-dir")
 			env := map[string]string{
-				datacube.EnvSourceType:  datacube.TypeHuggingFace,
-				datacube.EnvSinkType:    datacube.TypePVC,
-				datacube.EnvSinkPVCPath: dst,
-				"HF_ENDPOINT":           hf.URL,
-				datacube.OptionEnv(datacube.SourceOptionPrefix, "repo"):  "org/m",
-				datacube.OptionEnv(datacube.SourceOptionPrefix, "files"): name,
+				executorenv.EnvSourceType:  executorenv.TypeHuggingFace,
+				executorenv.EnvSinkType:    executorenv.TypePVC,
+				executorenv.EnvSinkPVCPath: dst,
+				"HF_ENDPOINT":              hf.URL,
+				executorenv.OptionEnv(executorenv.SourceOptionPrefix, "repo"):  "org/m",
+				executorenv.OptionEnv(executorenv.SourceOptionPrefix, "files"): name,
 			}
 			r := runExecutor(t, root, env)
 			if r.code != 0 {
@@ -144,11 +144,11 @@ func TestDataCubeExecutorHuggingFaceIntegrity(t *testing.T) {
 	hf.SetFile("models/org/dup", "a/b", []byte("one"))
 	hf.SetFile("models/org/dup", "a//b", []byte("two"))
 	r := runExecutor(t, root, map[string]string{
-		datacube.EnvSourceType:  datacube.TypeHuggingFace,
-		datacube.EnvSinkType:    datacube.TypePVC,
-		datacube.EnvSinkPVCPath: filepath.Join(root, "dup"),
-		"HF_ENDPOINT":           hf.URL,
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "repo"): "org/dup",
+		executorenv.EnvSourceType:  executorenv.TypeHuggingFace,
+		executorenv.EnvSinkType:    executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath: filepath.Join(root, "dup"),
+		"HF_ENDPOINT":              hf.URL,
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "repo"): "org/dup",
 	})
 	if r.code != 1 || !strings.Contains(r.progress.Error, "lead to the same file") {
 		t.Errorf("a//b and a/b = exit %d, error %q; want both refused", r.code, r.progress.Error)

@@ -20,8 +20,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/datacube/executor"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -53,10 +53,10 @@ func TestDataCubeExecutorS3(t *testing.T) {
 	}
 
 	upload := merge(map[string]string{
-		datacube.EnvSourceType:    datacube.TypePVC,
-		datacube.EnvSourcePVCPath: src,
-		datacube.EnvSinkType:      datacube.TypeS3,
-	}, s3Env(datacube.SinkOptionPrefix, s3, "s3://datacube/models/v1/"))
+		executorenv.EnvSourceType:    executorenv.TypePVC,
+		executorenv.EnvSourcePVCPath: src,
+		executorenv.EnvSinkType:      executorenv.TypeS3,
+	}, s3Env(executorenv.SinkOptionPrefix, s3, "s3://datacube/models/v1/"))
 	r := runExecutor(t, root, upload, args...)
 	if r.code != 0 || r.progress.Files != int64(len(s3Tree)) || r.progress.Bytes != total || r.progress.Error != "" {
 		t.Fatalf("upload = exit %d, %+v; want exit 0, %d files, %d bytes\n%s", r.code, r.progress, len(s3Tree), total, r.output)
@@ -68,10 +68,10 @@ func TestDataCubeExecutorS3(t *testing.T) {
 
 	dst := filepath.Join(root, "down", "data")
 	download := merge(map[string]string{
-		datacube.EnvSourceType:  datacube.TypeS3,
-		datacube.EnvSinkType:    datacube.TypePVC,
-		datacube.EnvSinkPVCPath: dst,
-	}, s3Env(datacube.SourceOptionPrefix, s3, "s3://datacube/models/v1"))
+		executorenv.EnvSourceType:  executorenv.TypeS3,
+		executorenv.EnvSinkType:    executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath: dst,
+	}, s3Env(executorenv.SourceOptionPrefix, s3, "s3://datacube/models/v1"))
 	r = runExecutor(t, root, download, args...)
 	if r.code != 0 || r.progress.Files != int64(len(s3Tree)) || r.progress.Bytes != total {
 		t.Fatalf("download = exit %d, %+v\n%s", r.code, r.progress, r.output)
@@ -83,8 +83,8 @@ func TestDataCubeExecutorS3(t *testing.T) {
 	}
 
 	single := merge(download, map[string]string{
-		datacube.EnvSinkPVCPath:                                   filepath.Join(root, "single"),
-		datacube.OptionEnv(datacube.SourceOptionPrefix, "s3-uri"): "s3://datacube/models/v1/dir/b.txt",
+		executorenv.EnvSinkPVCPath:                                      filepath.Join(root, "single"),
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, "s3-uri"): "s3://datacube/models/v1/dir/b.txt",
 	})
 	r = runExecutor(t, root, single, args...)
 	if r.code != 0 || r.progress.Files != 1 {
@@ -105,7 +105,7 @@ func TestDataCubeExecutorS3(t *testing.T) {
 	if r.code != 0 || r.progress.Deleted != 0 {
 		t.Fatalf("download without sync = exit %d, %+v; want nothing deleted\n%s", r.code, r.progress, r.output)
 	}
-	r = runExecutor(t, root, merge(download, map[string]string{datacube.EnvSync: "true"}), args...)
+	r = runExecutor(t, root, merge(download, map[string]string{executorenv.EnvSync: "true"}), args...)
 	if r.code != 0 || r.progress.Deleted != 2 {
 		t.Fatalf("sync download = exit %d, %+v; want 2 deleted\n%s", r.code, r.progress, r.output)
 	}
@@ -117,7 +117,7 @@ func TestDataCubeExecutorS3(t *testing.T) {
 	if err := os.Remove(filepath.Join(src, "a.txt")); err != nil {
 		t.Fatal(err)
 	}
-	r = runExecutor(t, root, merge(upload, map[string]string{datacube.EnvSync: "true"}), args...)
+	r = runExecutor(t, root, merge(upload, map[string]string{executorenv.EnvSync: "true"}), args...)
 	if r.code != 0 || r.progress.Deleted != 1 {
 		t.Fatalf("sync upload = exit %d, %+v; want 1 deleted\n%s", r.code, r.progress, r.output)
 	}
@@ -200,16 +200,16 @@ func TestDataCubeExecutorS3ResumeAfterKill(t *testing.T) {
 	root := t.TempDir()
 	dst := filepath.Join(root, "data")
 	env := merge(map[string]string{
-		datacube.EnvSourceType:  datacube.TypeS3,
-		datacube.EnvSinkType:    datacube.TypePVC,
-		datacube.EnvSinkPVCPath: dst,
-	}, s3Env(datacube.SourceOptionPrefix, s3, "s3://resume/set/"))
+		executorenv.EnvSourceType:  executorenv.TypeS3,
+		executorenv.EnvSinkType:    executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath: dst,
+	}, s3Env(executorenv.SourceOptionPrefix, s3, "s3://resume/set/"))
 	bin, err := harness.BuildCmd("datacube-executor")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--pvc-root", root, "--termination-message-path", "", "--concurrency", "1")
-	cmd.Env = executorEnv(t, merge(env, map[string]string{datacube.OptionEnv(datacube.SourceOptionPrefix, "s3-endpoint"): srv.URL}))
+	cmd.Env = executorEnv(t, merge(env, map[string]string{executorenv.OptionEnv(executorenv.SourceOptionPrefix, "s3-endpoint"): srv.URL}))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -271,9 +271,9 @@ func TestDataCubeExecutorS3Failures(t *testing.T) {
 	port := refusingPort(t)
 	const badSecret = "not-the-secret-Zq9"
 	upload := map[string]string{
-		datacube.EnvSourceType:    datacube.TypePVC,
-		datacube.EnvSourcePVCPath: filepath.Join(root, "data"),
-		datacube.EnvSinkType:      datacube.TypeS3,
+		executorenv.EnvSourceType:    executorenv.TypePVC,
+		executorenv.EnvSourcePVCPath: filepath.Join(root, "data"),
+		executorenv.EnvSinkType:      executorenv.TypeS3,
 	}
 	testCases := []struct {
 		name    string
@@ -282,40 +282,40 @@ func TestDataCubeExecutorS3Failures(t *testing.T) {
 	}{
 		{
 			name: "bad credentials",
-			env: merge(upload, s3Env(datacube.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
-				datacube.OptionEnv(datacube.SinkOptionPrefix, "s3-secret-access-key"): badSecret,
+			env: merge(upload, s3Env(executorenv.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
+				executorenv.OptionEnv(executorenv.SinkOptionPrefix, "s3-secret-access-key"): badSecret,
 			}),
 			wantMsg: "S3 refused the credentials",
 		},
 		{
 			name: "unreachable endpoint",
-			env: merge(upload, s3Env(datacube.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
-				datacube.OptionEnv(datacube.SinkOptionPrefix, "s3-endpoint"):          "http://127.0.0.1:" + strconv.Itoa(port),
-				datacube.OptionEnv(datacube.SinkOptionPrefix, "s3-secret-access-key"): badSecret,
+			env: merge(upload, s3Env(executorenv.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
+				executorenv.OptionEnv(executorenv.SinkOptionPrefix, "s3-endpoint"):          "http://127.0.0.1:" + strconv.Itoa(port),
+				executorenv.OptionEnv(executorenv.SinkOptionPrefix, "s3-secret-access-key"): badSecret,
 			}),
 			wantMsg: "is unreachable",
 		},
 		{
 			name: "PVC path with ..",
-			env: merge(upload, s3Env(datacube.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
-				datacube.EnvSourcePVCPath: root + "/data/../../etc",
+			env: merge(upload, s3Env(executorenv.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
+				executorenv.EnvSourcePVCPath: root + "/data/../../etc",
 			}),
 			wantMsg: "unsafe path",
 		},
 		{
 			name: "PVC path outside the root",
-			env: merge(upload, s3Env(datacube.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
-				datacube.EnvSourcePVCPath: "/etc",
+			env: merge(upload, s3Env(executorenv.SinkOptionPrefix, s3, "s3://bkt/x/"), map[string]string{
+				executorenv.EnvSourcePVCPath: "/etc",
 			}),
 			wantMsg: "must lie in",
 		},
 		{
 			name: "s3-uri with ..",
 			env: merge(map[string]string{
-				datacube.EnvSourceType:  datacube.TypeS3,
-				datacube.EnvSinkType:    datacube.TypePVC,
-				datacube.EnvSinkPVCPath: filepath.Join(root, "down"),
-			}, s3Env(datacube.SourceOptionPrefix, s3, "s3://bkt/x/../../y")),
+				executorenv.EnvSourceType:  executorenv.TypeS3,
+				executorenv.EnvSinkType:    executorenv.TypePVC,
+				executorenv.EnvSinkPVCPath: filepath.Join(root, "down"),
+			}, s3Env(executorenv.SourceOptionPrefix, s3, "s3://bkt/x/../../y")),
 			wantMsg: "unsafe path",
 		},
 	}
@@ -357,10 +357,10 @@ func TestDataCubeExecutorS3KeyTraversal(t *testing.T) {
 	cfg := executor.Config{PVCRoot: filepath.Join(root, "pvc"), PartSize: 5 << 20, Concurrency: 2}
 	getenv := func(k string) string {
 		return merge(map[string]string{
-			datacube.EnvSourceType:  datacube.TypeS3,
-			datacube.EnvSinkType:    datacube.TypePVC,
-			datacube.EnvSinkPVCPath: dst,
-		}, s3Env(datacube.SourceOptionPrefix, s3, "s3://evil/set/"))[k]
+			executorenv.EnvSourceType:  executorenv.TypeS3,
+			executorenv.EnvSinkType:    executorenv.TypePVC,
+			executorenv.EnvSinkPVCPath: dst,
+		}, s3Env(executorenv.SourceOptionPrefix, s3, "s3://evil/set/"))[k]
 	}
 	if err := cfg.FromEnv(getenv); err != nil {
 		t.Fatal(err)
@@ -418,11 +418,11 @@ func TestDataCubeExecutorS3SyncEmptySource(t *testing.T) {
 	dst := filepath.Join(root, "down")
 	writeTree(t, dst, map[string]int{"local1": 10, "dir/local2": 20})
 	download := merge(map[string]string{
-		datacube.EnvSourceType:  datacube.TypeS3,
-		datacube.EnvSinkType:    datacube.TypePVC,
-		datacube.EnvSinkPVCPath: dst,
-		datacube.EnvSync:        "true",
-	}, s3Env(datacube.SourceOptionPrefix, s3, "s3://sync/kep"))
+		executorenv.EnvSourceType:  executorenv.TypeS3,
+		executorenv.EnvSinkType:    executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath: dst,
+		executorenv.EnvSync:        "true",
+	}, s3Env(executorenv.SourceOptionPrefix, s3, "s3://sync/kep"))
 	r := runExecutor(t, root, download)
 	if r.code != 1 || !strings.Contains(r.progress.Error, "the source holds no file") || r.progress.Deleted != 0 {
 		t.Errorf("sync download from a missing key = exit %d, %+v; want a refusal\n%s", r.code, r.progress, r.output)
@@ -440,11 +440,11 @@ func TestDataCubeExecutorS3SyncEmptySource(t *testing.T) {
 		t.Fatal(err)
 	}
 	upload := merge(map[string]string{
-		datacube.EnvSourceType:    datacube.TypePVC,
-		datacube.EnvSourcePVCPath: src,
-		datacube.EnvSinkType:      datacube.TypeS3,
-		datacube.EnvSync:          "true",
-	}, s3Env(datacube.SinkOptionPrefix, s3, "s3://sync/kept/"))
+		executorenv.EnvSourceType:    executorenv.TypePVC,
+		executorenv.EnvSourcePVCPath: src,
+		executorenv.EnvSinkType:      executorenv.TypeS3,
+		executorenv.EnvSync:          "true",
+	}, s3Env(executorenv.SinkOptionPrefix, s3, "s3://sync/kept/"))
 	r = runExecutor(t, root, upload)
 	if r.code != 1 || !strings.Contains(r.progress.Error, "the source holds no file") || r.progress.Deleted != 0 {
 		t.Errorf("sync upload from an empty directory = exit %d, %+v; want a refusal\n%s", r.code, r.progress, r.output)

@@ -18,6 +18,7 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -161,8 +162,8 @@ func TestDataCubeDownload(t *testing.T) {
 	if diff := cmp.Diff([]string{"--concurrency", "8"}, ctr.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
-	if want := "DATACUBE_SOURCE_OPT_S3_ACCESS_KEY_ID,DATACUBE_SOURCE_OPT_S3_ENDPOINT,DATACUBE_SOURCE_OPT_S3_SECRET_ACCESS_KEY"; env[datacube.EnvSecretOptions].Value != want {
-		t.Errorf("env %s = %q, want %q", datacube.EnvSecretOptions, env[datacube.EnvSecretOptions].Value, want)
+	if want := "DATACUBE_SOURCE_OPT_S3_ACCESS_KEY_ID,DATACUBE_SOURCE_OPT_S3_ENDPOINT,DATACUBE_SOURCE_OPT_S3_SECRET_ACCESS_KEY"; env[executorenv.EnvSecretOptions].Value != want {
+		t.Errorf("env %s = %q, want %q", executorenv.EnvSecretOptions, env[executorenv.EnvSecretOptions].Value, want)
 	}
 	if a := pod.Spec.AutomountServiceAccountToken; a == nil || *a {
 		t.Errorf("pod automountServiceAccountToken = %v, want false", a)

@@ -17,9 +17,10 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 func buildDevicePlugin(t *testing.T) string {
@@ -29,15 +30,6 @@ func buildDevicePlugin(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
-}
-
-func shortTempDir(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "dpi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // pluginEnv is a minimal environment for the plugin binary plus extra, so
@@ -108,7 +100,7 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 // SIGHUP reload of a changed config file, and socket removal on SIGTERM.
 func TestDevicePluginBinary(t *testing.T) {
 	bin := buildDevicePlugin(t)
-	dir := shortTempDir(t)
+	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(filepath.Join(dir, "plugins"))
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +166,7 @@ func TestDevicePluginBinary(t *testing.T) {
 	// are handled in order: once the other GPU is Unhealthy after its 79,
 	// the 48 sent before it has been handled, and the GPU is still Healthy.
 	for _, c := range []string{"xid " + id + " 48", "xid " + other + " 79"} {
-		if err := nvidia.Control(control, c); err != nil {
+		if err := simcontrol.Send(control, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,13 +177,13 @@ func TestDevicePluginBinary(t *testing.T) {
 	if h := deviceHealth(devs, id); h != pluginapi.Healthy {
 		t.Errorf("GPU after the ignored XID 48 is %s, want Healthy", h)
 	}
-	if err := nvidia.Control(control, "xid "+id+" 79"); err != nil {
+	if err := simcontrol.Send(control, "xid "+id+" 79"); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := gpu.WaitDevices(ctx, func(d []*pluginapi.Device) bool { return deviceHealth(d, id) == pluginapi.Unhealthy }); err != nil {
 		t.Fatal(err)
 	}
-	if err := nvidia.Control(control, "xid nope 79"); err == nil || !strings.Contains(err.Error(), "no simulated device") {
+	if err := simcontrol.Send(control, "xid nope 79"); err == nil || !strings.Contains(err.Error(), "no simulated device") {
 		t.Errorf("control with unknown device = %v, want an error", err)
 	}
 	// SIGHUP after switching to time-slicing re-registers as gpu.shared.
@@ -244,7 +236,7 @@ func TestDevicePluginBinary(t *testing.T) {
 // TestDevicePluginInitErrors covers nodes without NVML and invalid input.
 func TestDevicePluginInitErrors(t *testing.T) {
 	bin := buildDevicePlugin(t)
-	dir := shortTempDir(t)
+	dir := testutil.ShortDir(t)
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 0\n"), 0o600); err != nil {
 		t.Fatal(err)

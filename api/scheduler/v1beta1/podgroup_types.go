@@ -81,6 +81,9 @@ type PodGroupStatus struct {
 }
 
 // PodGroup is a gang of pods that the T9k Scheduler binds all together or not at all.
+//
+// accelstack serves this API but does not schedule PodGroups yet: a PodGroup
+// is stored and validated, and nothing acts on it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.spec.queue`

@@ -88,6 +88,9 @@ type QueueStatus struct {
 
 // Queue is a pool of resources with a quota, a priority and permissions,
 // created by cluster admins and used by the T9k Scheduler.
+//
+// accelstack serves this API but does not schedule against Queues yet: a
+// Queue is stored and validated, and nothing enforces it.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:subresource:status

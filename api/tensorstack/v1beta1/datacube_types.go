@@ -53,7 +53,8 @@ type PVCReference struct {
 
 // ExecutorOptions says how the transfer runs.
 type ExecutorOptions struct {
-	// sync makes an S3 download delete destination files the source lacks; false copies.
+	// sync deletes on the destination the files the source lacks (S3
+	// downloads and uploads, Hugging Face downloads); false only copies.
 	// +optional
 	Sync bool `json:"sync,omitempty"`
 	// backoffLimit is the number of retries before the DataCube fails. Defaults to 0.
@@ -178,7 +179,7 @@ type TransferProgress struct {
 	// deleted files, by sync.
 	// +optional
 	Deleted int64 `json:"deleted,omitempty"`
-	// durationSeconds of the attempt, as a decimal string.
+	// duration of the attempt in seconds, e.g. 12.345s.
 	// +optional
 	Duration string `json:"duration,omitempty"`
 }

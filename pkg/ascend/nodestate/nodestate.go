@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
@@ -51,7 +51,8 @@ const (
 	NetworkUnhealthySuffix = "-NetworkUnhealthy"
 )
 
-// Source is what the reporter reads; *ascend.Vendor is one.
+// Source is what the reporter reads; the Ascend device plugin's Vendor
+// (pkg/ascend/plugin) is one.
 type Source interface {
 	Chips() []ascend.Chip
 	Health(phy int) ascend.ChipHealth
@@ -119,11 +120,11 @@ func ServerType(chips []ascend.Chip) string {
 	return c.Model() + "-" + strconv.Itoa(c.Info.AICores)
 }
 
-// API is what the Reporter needs of the API server: its node and the
-// device-info ConfigMap. *kube.Client serves it.
+// API is what the Reporter needs of the API server: its node and its
+// labels, and the device-info ConfigMap. *nodeclient.Client serves it.
 type API interface {
 	GetNode(ctx context.Context, name string) (*corev1.Node, error)
-	PatchNode(ctx context.Context, name string, pt types.PatchType, data []byte) error
+	MergeNodeLabels(ctx context.Context, name string, labels map[string]string) error
 	GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
 	CreateConfigMap(ctx context.Context, cm *corev1.ConfigMap) error
 	UpdateConfigMap(ctx context.Context, cm *corev1.ConfigMap) error
@@ -190,11 +191,11 @@ func (r *Reporter) Sync(ctx context.Context) error {
 	}
 	sort.Slice(chips, func(i, j int) bool { return chips[i].PhyID < chips[j].PhyID })
 	lists := Lists(chips, r.src.Health)
-	if !equal(lists, r.last) || time.Since(r.written) >= r.o.Refresh {
+	if !maps.Equal(lists, r.last) || time.Since(r.written) >= r.o.Refresh {
 		if err := r.writeConfigMap(ctx, lists); err != nil {
 			return err
 		}
-		if !equal(lists, r.last) {
+		if !maps.Equal(lists, r.last) {
 			klog.FromContext(ctx).Info("Published Ascend device info", "node", r.o.NodeName, "deviceList", lists)
 		}
 		r.last, r.written = lists, time.Now()
@@ -206,18 +207,6 @@ func (r *Reporter) Sync(ctx context.Context) error {
 		r.label = st
 	}
 	return nil
-}
-
-func equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *Reporter) writeConfigMap(ctx context.Context, lists map[string]string) error {
@@ -263,12 +252,5 @@ func (r *Reporter) labelNode(ctx context.Context, serverType string) error {
 	if node.Labels[ServerTypeLabel] == serverType {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{ServerTypeLabel: serverType}}})
-	if err != nil {
-		return fmt.Errorf("encoding node patch: %w", err)
-	}
-	if err := r.o.Client.PatchNode(ctx, r.o.NodeName, types.MergePatchType, patch); err != nil {
-		return fmt.Errorf("labelling node %s: %w", r.o.NodeName, err)
-	}
-	return nil
+	return r.o.Client.MergeNodeLabels(ctx, r.o.NodeName, map[string]string{ServerTypeLabel: serverType})
 }

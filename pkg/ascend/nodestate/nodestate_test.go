@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
-	"github.com/accelstack/accelstack/pkg/ascend/kube/kubetest"
+	"github.com/accelstack/accelstack/pkg/nodeclient/nodeclienttest"
 )
 
 type source struct {
@@ -32,7 +32,7 @@ func TestSync(t *testing.T) {
 	src := source{chips: []ascend.Chip{chip(1), chip(0), chip(2)}, health: map[int]ascend.ChipHealth{
 		0: ok, 1: {Healthy: false, NetworkHealthy: true}, 2: {Healthy: true, NetworkHealthy: false},
 	}}
-	r, err := New(Options{Client: kubetest.Typed{C: cs.CoreV1()}, NodeName: "n1"}, src)
+	r, err := New(Options{Client: nodeclienttest.Typed{C: cs.CoreV1()}, NodeName: "n1"}, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestSync(t *testing.T) {
 
 func TestNoChipsNoWrites(t *testing.T) {
 	cs := fake.NewClientset()
-	r, err := New(Options{Client: kubetest.Typed{C: cs.CoreV1()}, NodeName: "n1"}, source{})
+	r, err := New(Options{Client: nodeclienttest.Typed{C: cs.CoreV1()}, NodeName: "n1"}, source{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
-	"github.com/accelstack/accelstack/pkg/ascend/kube/kubetest"
+	"github.com/accelstack/accelstack/pkg/nodeclient/nodeclienttest"
 )
 
 const (
@@ -79,7 +79,7 @@ func startPicker(t *testing.T, pods ...*corev1.Pod) (*Picker, *fake.Clientset) {
 			t.Fatal(err)
 		}
 	}
-	p, err := New(Options{NodeName: testNode, Client: kubetest.Typed{C: cs.CoreV1()}, Wait: 300 * time.Millisecond})
+	p, err := New(Options{NodeName: testNode, Client: nodeclienttest.Typed{C: cs.CoreV1()}, Wait: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

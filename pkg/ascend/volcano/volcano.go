@@ -1,9 +1,11 @@
-// Package volcano is the Ascend device plugin's Volcano mode: an
-// ascend.ChipPicker that gives each Allocate the chips Volcano annotated on
-// this node's oldest pending pod, and writes the chips given and the pod's
-// HCCL rank-table entry back to the pod. It reaches the API server through
-// API (pkg/ascend/kube in the plugin) and a pod informer of its own, so
-// pkg/ascend (and the node agent) does not import it.
+// Package volcano is the Ascend device plugin's Volcano mode: a chip
+// picker (plugin.ChipPicker) that gives each Allocate the chips Volcano
+// annotated on this node's oldest pending pod, and writes the chips given
+// and the pod's HCCL rank-table entry (pkg/ascend/annotation) back to the
+// pod. So in this mode Allocate waits, at most MaxWait, on a pod informer
+// of its own and patches the pod through the API server (API, served by
+// pkg/nodeclient in the plugin). Only cmd/device-plugin wires it in:
+// pkg/ascend, pkg/ascend/plugin and the node agent do not import it.
 package volcano
 
 import (
@@ -31,9 +33,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/ascend/annotation"
+	"github.com/accelstack/accelstack/pkg/ascend/plugin"
 )
 
-// Pod annotations of the Volcano protocol.
+// Pod annotations of the Volcano protocol. The pod's rank-table entry is
+// written back too, under annotation.ConfigurationKey (Ascend910 only).
 const (
 	// AnnotationPredicateTimeKey is when Volcano chose the chips; among
 	// pods created in the same second, the earliest is served first.
@@ -42,24 +47,7 @@ const (
 	AnnotationRealKey = "huawei.com/AscendReal"
 	// AnnotationKubeletDevicesKey is written back with the kubelet's IDs.
 	AnnotationKubeletDevicesKey = "huawei.com/kltDev"
-	// AnnotationConfigurationKey is written back with the pod's part of
-	// the HCCL rank table (Ascend910 only).
-	AnnotationConfigurationKey = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
 )
-
-// PodConfiguration is the ascend-910-configuration annotation: one
-// server's entry of an HCCL rank table.
-type PodConfiguration struct {
-	PodName  string         `json:"pod_name"`
-	ServerID string         `json:"server_id"`
-	Devices  []DeviceConfig `json:"devices"`
-}
-
-// DeviceConfig is one chip of a PodConfiguration.
-type DeviceConfig struct {
-	DeviceID string `json:"device_id"`
-	DeviceIP string `json:"device_ip"`
-}
 
 // MaxWait is the longest an Allocate waits for Volcano's pod.
 const MaxWait = 3 * time.Second
@@ -69,7 +57,7 @@ const MaxWait = 3 * time.Second
 const DefaultSchedulerName = "volcano"
 
 // API is what Volcano mode needs of the API server: this node and the pods
-// bound to it. *kube.Client serves it.
+// bound to it. *nodeclient.Client serves it.
 type API interface {
 	GetNode(ctx context.Context, name string) (*corev1.Node, error)
 	ListPods(ctx context.Context, opts metav1.ListOptions) (*corev1.PodList, error)
@@ -91,7 +79,7 @@ type Options struct {
 	SchedulerName string
 }
 
-// Picker is an ascend.ChipPicker serving Allocate from a pod informer of
+// Picker is a plugin.ChipPicker serving Allocate from a pod informer of
 // this node, started by Start and ended by Stop.
 type Picker struct {
 	opts Options
@@ -100,7 +88,7 @@ type Picker struct {
 	v  *volcano // nil when not started
 }
 
-var _ ascend.ChipPicker = (*Picker)(nil)
+var _ plugin.ChipPicker = (*Picker)(nil)
 
 // New checks the options and returns a picker that is not started yet.
 func New(o Options) (*Picker, error) {
@@ -435,10 +423,10 @@ func (v *volcano) allocate(ctx context.Context, resource string, ids []string, r
 // writeBack patches the pod's annotations.
 func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource string, chips []ascend.Chip, kubeletIDs []string) error {
 	given := make([]string, len(chips))
-	conf := PodConfiguration{PodName: pod.Name, ServerID: v.serverID}
+	conf := annotation.PodConfiguration{PodName: pod.Name, ServerID: v.serverID}
 	for i, c := range chips {
 		given[i] = c.ID()
-		conf.Devices = append(conf.Devices, DeviceConfig{DeviceID: strconv.Itoa(c.PhyID), DeviceIP: c.IP})
+		conf.Devices = append(conf.Devices, annotation.DeviceConfig{DeviceID: strconv.Itoa(c.PhyID), DeviceIP: c.IP})
 	}
 	ann := map[string]string{
 		AnnotationRealKey:           strings.Join(given, ","),
@@ -449,7 +437,7 @@ func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource strin
 		if err != nil {
 			return status.Errorf(codes.Internal, "encoding rank table entry: %v", err)
 		}
-		ann[AnnotationConfigurationKey] = string(b)
+		ann[annotation.ConfigurationKey] = string(b)
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/accelstack/accelstack/pkg/ascend/kube/kubetest"
+	"github.com/accelstack/accelstack/pkg/nodeclient/nodeclienttest"
 )
 
 func TestParseAnnotation(t *testing.T) {
@@ -46,10 +46,10 @@ func TestNew(t *testing.T) {
 		wantWait time.Duration
 		wantErr  bool
 	}{
-		{"defaults the wait", Options{NodeName: "n", Client: kubetest.Typed{C: cs.CoreV1()}}, MaxWait, false},
-		{"keeps a shorter wait", Options{NodeName: "n", Client: kubetest.Typed{C: cs.CoreV1()}, Wait: time.Second}, time.Second, false},
-		{"caps a longer wait", Options{NodeName: "n", Client: kubetest.Typed{C: cs.CoreV1()}, Wait: time.Minute}, MaxWait, false},
-		{"needs a node name", Options{Client: kubetest.Typed{C: cs.CoreV1()}}, 0, true},
+		{"defaults the wait", Options{NodeName: "n", Client: nodeclienttest.Typed{C: cs.CoreV1()}}, MaxWait, false},
+		{"keeps a shorter wait", Options{NodeName: "n", Client: nodeclienttest.Typed{C: cs.CoreV1()}, Wait: time.Second}, time.Second, false},
+		{"caps a longer wait", Options{NodeName: "n", Client: nodeclienttest.Typed{C: cs.CoreV1()}, Wait: time.Minute}, MaxWait, false},
+		{"needs a node name", Options{Client: nodeclienttest.Typed{C: cs.CoreV1()}}, 0, true},
 		{"needs a client", Options{NodeName: "n"}, 0, true},
 	}
 	for _, tc := range tests {

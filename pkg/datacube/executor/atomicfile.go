@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -108,7 +109,7 @@ func syncDir(dir string) error {
 
 // removePartials deletes the temporary files that killed attempts left
 // below dir (links are not followed).
-func removePartials(dir string) error {
+func removePartials(ctx context.Context, dir string) error {
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -119,7 +120,7 @@ func removePartials(dir string) error {
 		if d.IsDir() || !isPartial(d.Name()) {
 			return nil
 		}
-		klog.V(3).InfoS("Removing a partial file of an earlier attempt", "path", p)
+		klog.FromContext(ctx).V(3).Info("Removing a partial file of an earlier attempt", "path", p)
 		return os.Remove(p)
 	})
 	if err != nil {

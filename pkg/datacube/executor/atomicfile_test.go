@@ -95,7 +95,7 @@ func TestRemovePartials(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := removePartials(dir); err != nil {
+	if err := removePartials(t.Context(), dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"keep.txt", "sub/keep2", "link"} {
@@ -111,7 +111,7 @@ func TestRemovePartials(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(outside, partialPrefix+"z")); err != nil {
 		t.Errorf("a partial file behind a link was removed: %v", err)
 	}
-	if err := removePartials(filepath.Join(dir, "missing")); err != nil {
+	if err := removePartials(t.Context(), filepath.Join(dir, "missing")); err != nil {
 		t.Errorf("removePartials of a missing directory: %v", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // The DataCube option names, exactly as in the seed API.
@@ -57,7 +57,7 @@ type Config struct {
 	// since an empty source is more often a typo in a key or path.
 	SyncAllowEmpty bool
 	// PVCRoot is the directory every PVC path must lie in
-	// (datacube.PVCMountPath in a pod).
+	// (executorenv.PVCMountPath in a pod).
 	PVCRoot string
 	// Concurrency is the number of files, or parts of one large file,
 	// transferred at once.
@@ -68,7 +68,7 @@ type Config struct {
 	// ConnectTimeout bounds the reachability check of a remote endpoint.
 	ConnectTimeout time.Duration
 	// SecretValues are values to redact besides the secret options: those
-	// of the variables datacube.EnvSecretOptions names.
+	// of the variables executorenv.EnvSecretOptions names.
 	SecretValues []string
 	// NoFsync skips fsync of downloaded files before their rename (for
 	// benchmarks; a crash may then leave an empty file under its name).
@@ -76,7 +76,7 @@ type Config struct {
 }
 
 // SideFromEnv reads one side of the transfer through getenv; prefix is
-// datacube.SourceOptionPrefix or datacube.SinkOptionPrefix.
+// executorenv.SourceOptionPrefix or executorenv.SinkOptionPrefix.
 func SideFromEnv(getenv func(string) string, typeVar, pvcVar, prefix string) Side {
 	s := Side{
 		Type:    strings.TrimSpace(getenv(typeVar)),
@@ -84,7 +84,7 @@ func SideFromEnv(getenv func(string) string, typeVar, pvcVar, prefix string) Sid
 		Options: map[string]string{},
 	}
 	for _, name := range optionNames {
-		if v := getenv(datacube.OptionEnv(prefix, name)); v != "" {
+		if v := getenv(executorenv.OptionEnv(prefix, name)); v != "" {
 			s.Options[name] = v
 		}
 	}
@@ -92,25 +92,25 @@ func SideFromEnv(getenv func(string) string, typeVar, pvcVar, prefix string) Sid
 }
 
 // FromEnv fills the source, the sink and Sync of cfg from the environment
-// contract of package datacube.
+// contract of package executorenv.
 func (cfg *Config) FromEnv(getenv func(string) string) error {
-	cfg.Source = SideFromEnv(getenv, datacube.EnvSourceType, datacube.EnvSourcePVCPath, datacube.SourceOptionPrefix)
-	cfg.Sink = SideFromEnv(getenv, datacube.EnvSinkType, datacube.EnvSinkPVCPath, datacube.SinkOptionPrefix)
+	cfg.Source = SideFromEnv(getenv, executorenv.EnvSourceType, executorenv.EnvSourcePVCPath, executorenv.SourceOptionPrefix)
+	cfg.Sink = SideFromEnv(getenv, executorenv.EnvSinkType, executorenv.EnvSinkPVCPath, executorenv.SinkOptionPrefix)
 	cfg.SecretValues = nil
-	for _, name := range strings.Split(getenv(datacube.EnvSecretOptions), ",") {
+	for _, name := range strings.Split(getenv(executorenv.EnvSecretOptions), ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			if v := getenv(name); v != "" {
 				cfg.SecretValues = append(cfg.SecretValues, v)
 			}
 		}
 	}
-	switch v := strings.ToLower(strings.TrimSpace(getenv(datacube.EnvSync))); v {
+	switch v := strings.ToLower(strings.TrimSpace(getenv(executorenv.EnvSync))); v {
 	case "", "false", "0":
 		cfg.Sync = false
 	case "true", "1":
 		cfg.Sync = true
 	default:
-		return fmt.Errorf("invalid value %q for $%s: must be true or false", v, datacube.EnvSync)
+		return fmt.Errorf("invalid value %q for $%s: must be true or false", v, executorenv.EnvSync)
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ var secretOptions = []string{OptS3AccessKeyID, OptS3SecretAccessKey, OptToken}
 
 // secrets returns the values to redact: those of the secret options of
 // both sides, and those of every variable the controller lists in
-// datacube.EnvSecretOptions (any option, or spec.executor.env entry, that
+// executorenv.EnvSecretOptions (any option, or spec.executor.env entry, that
 // came from a Secret), with the forms in which messages show a url.
 func (cfg *Config) secrets() []string {
 	var out []string

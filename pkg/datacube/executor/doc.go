@@ -1,8 +1,8 @@
 // Package executor is the DataCube transfer executor: the body of
 // cmd/datacube-executor, which the DataCube controller runs in a batch/v1
-// Job. It reads the environment contract of package datacube, moves data
+// Job. It reads the environment contract of package executorenv, moves data
 // between the PVC directory and S3, Git or Hugging Face, and reports a
-// datacube.Progress.
+// executorenv.Progress.
 //
 // Every transfer can be retried by the Job: files already up to date on the
 // destination are skipped, and a file being written lives under a temporary

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // Default tuning of a Config.
@@ -22,7 +22,7 @@ const (
 // Run performs the transfer cfg describes and returns what it did. The
 // returned error carries no secret. Supported pairs: pvc to s3, git or
 // huggingface, and each of those to pvc.
-func Run(ctx context.Context, cfg Config) (datacube.Progress, error) {
+func Run(ctx context.Context, cfg Config) (executorenv.Progress, error) {
 	start := time.Now()
 	var c Counter
 	redactor := NewRedactor(cfg.secrets()...)
@@ -34,7 +34,8 @@ func Run(ctx context.Context, cfg Config) (datacube.Progress, error) {
 	return c.Progress(time.Since(start), ""), nil
 }
 
-// run dispatches on the pair of types.
+// run fills in the defaults of cfg and moves the data between its PVC side
+// and its remote side, in the direction the pair of types says.
 func run(ctx context.Context, cfg *Config, c *Counter, redactor *Redactor) error {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = DefaultConcurrency
@@ -46,63 +47,56 @@ func run(ctx context.Context, cfg *Config, c *Counter, redactor *Redactor) error
 		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	if cfg.PVCRoot == "" {
-		cfg.PVCRoot = datacube.PVCMountPath
+		cfg.PVCRoot = executorenv.PVCMountPath
 	}
 	src, dst := cfg.Source, cfg.Sink
-	klog.InfoS("Transfer", "source", src.Type, "sink", dst.Type, "sync", cfg.Sync, "concurrency", cfg.Concurrency, "partSize", cfg.PartSize)
+	klog.FromContext(ctx).Info("Transfer", "source", src.Type, "sink", dst.Type, "sync", cfg.Sync, "concurrency", cfg.Concurrency, "partSize", cfg.PartSize)
+	// One side is the PVC directory, the other the remote one; an upload
+	// goes from the PVC to the remote, a download the other way.
+	var pvc, remote Side
+	var pvcEnv, role string
+	upload := src.Type == executorenv.TypePVC
 	switch {
-	case src.Type == datacube.TypePVC && dst.Type == datacube.TypePVC:
+	case upload && dst.Type == executorenv.TypePVC:
 		return errors.New("a transfer from pvc to pvc is not supported")
-	case src.Type == datacube.TypePVC:
-		dir, err := ResolvePVCPath(cfg.PVCRoot, src.PVCPath)
+	case upload:
+		pvc, pvcEnv, remote, role = src, executorenv.EnvSourcePVCPath, dst, "sink"
+	case dst.Type == executorenv.TypePVC:
+		pvc, pvcEnv, remote, role = dst, executorenv.EnvSinkPVCPath, src, "source"
+	default:
+		return fmt.Errorf("unsupported transfer from %q to %q: one side must be pvc", src.Type, dst.Type)
+	}
+	dir, err := ResolvePVCPath(cfg.PVCRoot, pvc.PVCPath)
+	if err != nil {
+		return fmt.Errorf("$%s: %w", pvcEnv, err)
+	}
+	switch remote.Type {
+	case executorenv.TypeS3:
+		s, err := newS3Side(remote, cfg)
 		if err != nil {
-			return fmt.Errorf("$%s: %w", datacube.EnvSourcePVCPath, err)
+			return fmt.Errorf("%s: %w", role, err)
 		}
-		switch dst.Type {
-		case datacube.TypeS3:
-			s, err := newS3Side(dst, cfg)
-			if err != nil {
-				return fmt.Errorf("sink: %w", err)
-			}
-			if err := probeEndpoint(ctx, s.endpoint.URL(), cfg.ConnectTimeout); err != nil {
-				return err
-			}
+		if err := probeEndpoint(ctx, s.endpoint.URL(), cfg.ConnectTimeout); err != nil {
+			return err
+		}
+		if upload {
 			return s.Upload(ctx, dir, cfg.Sync, !cfg.NoFsync, c)
-		case datacube.TypeGit:
-			return GitPush(ctx, dst, dir, redactor, c)
-		case datacube.TypeHuggingFace:
-			h, err := newHFSide(dst, cfg)
-			if err != nil {
-				return fmt.Errorf("sink: %w", err)
-			}
+		}
+		return s.Download(ctx, dir, cfg.Sync, !cfg.NoFsync, c)
+	case executorenv.TypeGit:
+		if upload {
+			return GitPush(ctx, remote, dir, redactor, c)
+		}
+		return GitClone(ctx, remote, dir, redactor, c)
+	case executorenv.TypeHuggingFace:
+		h, err := newHFSide(remote, cfg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", role, err)
+		}
+		if upload {
 			return h.Upload(ctx, dir, c)
 		}
-		return fmt.Errorf("unsupported sink type %q (want s3, git or huggingface)", dst.Type)
-	case dst.Type == datacube.TypePVC:
-		dir, err := ResolvePVCPath(cfg.PVCRoot, dst.PVCPath)
-		if err != nil {
-			return fmt.Errorf("$%s: %w", datacube.EnvSinkPVCPath, err)
-		}
-		switch src.Type {
-		case datacube.TypeS3:
-			s, err := newS3Side(src, cfg)
-			if err != nil {
-				return fmt.Errorf("source: %w", err)
-			}
-			if err := probeEndpoint(ctx, s.endpoint.URL(), cfg.ConnectTimeout); err != nil {
-				return err
-			}
-			return s.Download(ctx, dir, cfg.Sync, !cfg.NoFsync, c)
-		case datacube.TypeGit:
-			return GitClone(ctx, src, dir, redactor, c)
-		case datacube.TypeHuggingFace:
-			h, err := newHFSide(src, cfg)
-			if err != nil {
-				return fmt.Errorf("source: %w", err)
-			}
-			return h.Download(ctx, dir, cfg.Sync, !cfg.NoFsync, c)
-		}
-		return fmt.Errorf("unsupported source type %q (want s3, git or huggingface)", src.Type)
+		return h.Download(ctx, dir, cfg.Sync, !cfg.NoFsync, c)
 	}
-	return fmt.Errorf("unsupported transfer from %q to %q: one side must be pvc", src.Type, dst.Type)
+	return fmt.Errorf("unsupported %s type %q (want s3, git or huggingface)", role, remote.Type)
 }

@@ -109,7 +109,7 @@ func (g *git) run(ctx context.Context, args ...string) (string, error) {
 	cmd.Env = g.env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	klog.V(2).InfoS("Running git", "args", g.redactor.String(strings.Join(args, " ")), "workTree", g.workTree)
+	klog.FromContext(ctx).V(2).Info("Running git", "args", g.redactor.String(strings.Join(args, " ")), "workTree", g.workTree)
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, g.redactor.String(msg))
@@ -163,8 +163,8 @@ func checkRef(ref string) error {
 }
 
 // countTree counts the files of a work tree (without .git) as transferred.
-func countTree(dir string, c *Counter) error {
-	files, err := listLocal(dir, ".git")
+func countTree(ctx context.Context, dir string, c *Counter) error {
+	files, err := listLocal(ctx, dir, ".git")
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func GitClone(ctx context.Context, side Side, pvcDir string, redactor *Redactor,
 
 	work, oldHead := dir, ""
 	if isRealDir(filepath.Join(dir, ".git")) {
-		klog.InfoS("Updating an existing clone", "dir", dir, "ref", ref)
+		klog.FromContext(ctx).Info("Updating an existing clone", "dir", dir, "ref", ref)
 		_, oldHead = readHead(filepath.Join(dir, ".git"))
 	} else {
 		if _, err := os.Lstat(dir); err == nil {
@@ -54,7 +54,7 @@ func GitClone(ctx context.Context, side Side, pvcDir string, redactor *Redactor,
 		if err := os.RemoveAll(work); err != nil {
 			return fmt.Errorf("removing an earlier partial clone: %w", err)
 		}
-		klog.InfoS("Cloning", "url", g.remote.URL, "ref", ref, "dir", dir)
+		klog.FromContext(ctx).Info("Cloning", "url", g.remote.URL, "ref", ref, "dir", dir)
 	}
 	g.objects = filepath.Join(work, ".git", "objects")
 	if !isRealDir(g.objects) {
@@ -94,5 +94,5 @@ func GitClone(ctx context.Context, side Side, pvcDir string, redactor *Redactor,
 			return fmt.Errorf("moving the clone into place: %w", err)
 		}
 	}
-	return countTree(dir, c)
+	return countTree(ctx, dir, c)
 }

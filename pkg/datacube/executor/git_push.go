@@ -73,9 +73,9 @@ func GitPush(ctx context.Context, side Side, pvcDir string, redactor *Redactor, 
 	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
 		return errors.New("nothing to push: the directory is empty")
 	}
-	klog.InfoS("Pushing", "url", g.remote.URL, "branch", branch, "dir", dir)
+	klog.FromContext(ctx).Info("Pushing", "url", g.remote.URL, "branch", branch, "dir", dir)
 	if _, err := g.run(ctx, "push", "--quiet", "--no-verify", "--", g.remote.URL, "HEAD:refs/heads/"+branch); err != nil {
 		return err
 	}
-	return countTree(dir, c)
+	return countTree(ctx, dir, c)
 }

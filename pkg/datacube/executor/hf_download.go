@@ -96,10 +96,10 @@ func (h *hfSide) Download(ctx context.Context, dst string, sync, fsync bool, c *
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dst, err)
 	}
-	if err := removePartials(dst); err != nil {
+	if err := removePartials(ctx, dst); err != nil {
 		return err
 	}
-	klog.InfoS("Downloading from Hugging Face", "repo", h.repoPath(), "revision", h.revision, "commit", commit, "files", len(todo), "skipped", len(want)-len(todo))
+	klog.FromContext(ctx).Info("Downloading from Hugging Face", "repo", h.repoPath(), "revision", h.revision, "commit", commit, "files", len(todo), "skipped", len(want)-len(todo))
 	err := forEach(ctx, h.concurrency, todo, func(ctx context.Context, s hfSibling) error {
 		return h.get(ctx, dst, commit, s, fsync, c)
 	})
@@ -107,7 +107,7 @@ func (h *hfSide) Download(ctx context.Context, dst string, sync, fsync bool, c *
 		return err
 	}
 	if sync {
-		return deleteExtra(dst, keep, c)
+		return deleteExtra(ctx, dst, keep, c)
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func (h *hfSide) get(ctx context.Context, dst, commit string, s hfSibling, fsync
 	if err := f.Commit(time.Time{}); err != nil {
 		return err
 	}
-	klog.V(3).InfoS("Downloaded", "file", s.RFilename, "bytes", n)
+	klog.FromContext(ctx).V(3).Info("Downloaded", "file", s.RFilename, "bytes", n)
 	c.Done(n)
 	return nil
 }

@@ -52,7 +52,7 @@ func (h *hfSide) Upload(ctx context.Context, src string, c *Counter) error {
 		}
 		items = append(items, hfUpload{localFile: localFile{Rel: filepath.Base(src), Path: src, Size: fi.Size()}, RepoPath: p})
 	} else {
-		files, err := listLocal(src, ".git")
+		files, err := listLocal(ctx, src, ".git")
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (h *hfSide) Upload(ctx context.Context, src string, c *Counter) error {
 	if err := h.uploadLFS(ctx, lfs); err != nil {
 		return err
 	}
-	klog.InfoS("Committing to Hugging Face", "repo", h.repoPath(), "revision", h.revision, "files", len(items), "lfs", len(lfs))
+	klog.FromContext(ctx).Info("Committing to Hugging Face", "repo", h.repoPath(), "revision", h.revision, "files", len(items), "lfs", len(lfs))
 	if err := h.commit(ctx, items); err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (h *hfSide) putLFS(ctx context.Context, it *hfUpload, a *lfsAction) error {
 		return fmt.Errorf("uploading LFS object of %s: %w", it.RepoPath, err)
 	}
 	resp.Body.Close()
-	klog.V(3).InfoS("Uploaded LFS object", "file", it.RepoPath, "bytes", it.Size)
+	klog.FromContext(ctx).V(3).Info("Uploaded LFS object", "file", it.RepoPath, "bytes", it.Size)
 	return nil
 }
 
@@ -271,7 +271,7 @@ func (h *hfSide) commit(ctx context.Context, items []hfUpload) error {
 		CommitOID string `json:"commitOid"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	klog.InfoS("Committed to Hugging Face", "repo", h.repoPath(), "commit", out.CommitOID, "url", out.CommitURL)
+	klog.FromContext(ctx).Info("Committed to Hugging Face", "repo", h.repoPath(), "commit", out.CommitOID, "url", out.CommitURL)
 	return nil
 }
 

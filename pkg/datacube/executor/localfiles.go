@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -21,7 +22,7 @@ type localFile struct {
 // listLocal returns the regular files below dir. Symbolic links are not
 // followed (they could lead outside the PVC) and temporary files of an
 // earlier attempt are left out; skipDirs names directories not to enter.
-func listLocal(dir string, skipDirs ...string) ([]localFile, error) {
+func listLocal(ctx context.Context, dir string, skipDirs ...string) ([]localFile, error) {
 	var out []localFile
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -36,7 +37,7 @@ func listLocal(dir string, skipDirs ...string) ([]localFile, error) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			klog.V(2).InfoS("Skipping a file that is not regular", "path", p, "mode", d.Type().String())
+			klog.FromContext(ctx).V(2).Info("Skipping a file that is not regular", "path", p, "mode", d.Type().String())
 			return nil
 		}
 		if isPartial(d.Name()) {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // Counter counts what a transfer did; it is safe for concurrent use.
@@ -24,10 +24,10 @@ func (c *Counter) Skip() { c.skipped.Add(1) }
 // Delete records a file removed by sync.
 func (c *Counter) Delete() { c.deleted.Add(1) }
 
-// Progress returns the counts as a datacube.Progress with the given
+// Progress returns the counts as a executorenv.Progress with the given
 // duration and error message.
-func (c *Counter) Progress(d time.Duration, errMsg string) datacube.Progress {
-	return datacube.Progress{
+func (c *Counter) Progress(d time.Duration, errMsg string) executorenv.Progress {
+	return executorenv.Progress{
 		Bytes:           c.bytes.Load(),
 		Files:           c.files.Load(),
 		Skipped:         c.skipped.Load(),
@@ -40,7 +40,7 @@ func (c *Counter) Progress(d time.Duration, errMsg string) datacube.Progress {
 // WriteProgress writes p as JSON to path, the container's termination
 // message file. The kubelet keeps at most 4096 bytes of it, so a long error
 // is shortened to fit.
-func WriteProgress(path string, p datacube.Progress) error {
+func WriteProgress(path string, p executorenv.Progress) error {
 	const maxLen = 4096
 	b, err := json.Marshal(p)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // TestRunRedactsSecretOptions fails a git clone whose url and ref come from
@@ -19,12 +19,12 @@ func TestRunRedactsSecretOptions(t *testing.T) {
 	secretURL := "file://" + filepath.Join(t.TempDir(), "private-SECRETNAME-repo.git")
 	cfg := Config{PVCRoot: root}
 	env := map[string]string{
-		datacube.EnvSourceType:  datacube.TypeGit,
-		datacube.EnvSinkType:    datacube.TypePVC,
-		datacube.EnvSinkPVCPath: root,
-		datacube.OptionEnv(datacube.SourceOptionPrefix, OptURL): secretURL,
-		datacube.OptionEnv(datacube.SourceOptionPrefix, OptRef): "release-SECRETREF",
-		datacube.EnvSecretOptions:                               datacube.OptionEnv(datacube.SourceOptionPrefix, OptRef) + "," + datacube.OptionEnv(datacube.SourceOptionPrefix, OptURL),
+		executorenv.EnvSourceType:                                     executorenv.TypeGit,
+		executorenv.EnvSinkType:                                       executorenv.TypePVC,
+		executorenv.EnvSinkPVCPath:                                    root,
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, OptURL): secretURL,
+		executorenv.OptionEnv(executorenv.SourceOptionPrefix, OptRef): "release-SECRETREF",
+		executorenv.EnvSecretOptions:                                  executorenv.OptionEnv(executorenv.SourceOptionPrefix, OptRef) + "," + executorenv.OptionEnv(executorenv.SourceOptionPrefix, OptURL),
 	}
 	if err := cfg.FromEnv(func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 func RunAndReport(ctx context.Context, cfg Config, terminationPath string) error {
 	klog.SetLogFilter(logFilter{NewRedactor(cfg.secrets()...)})
 	p, err := Run(ctx, cfg)
-	klog.InfoS("Transfer ended", "bytes", p.Bytes, "files", p.Files, "skipped", p.Skipped, "deleted", p.Deleted, "seconds", p.DurationSeconds, "failed", err != nil)
+	klog.FromContext(ctx).Info("Transfer ended", "bytes", p.Bytes, "files", p.Files, "skipped", p.Skipped, "deleted", p.Deleted, "seconds", p.DurationSeconds, "failed", err != nil)
 	if terminationPath != "" {
 		if werr := WriteProgress(terminationPath, p); werr != nil {
 			return errors.Join(err, werr)

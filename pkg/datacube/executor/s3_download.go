@@ -73,7 +73,7 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dst, err)
 	}
-	if err := removePartials(dst); err != nil {
+	if err := removePartials(ctx, dst); err != nil {
 		return err
 	}
 	var small, large []downloadItem
@@ -88,7 +88,7 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 			small = append(small, it)
 		}
 	}
-	klog.InfoS("Downloading", "bucket", s.loc.Bucket, "prefix", prefix, "files", len(small)+len(large), "skipped", len(items)-len(small)-len(large))
+	klog.FromContext(ctx).Info("Downloading", "bucket", s.loc.Bucket, "prefix", prefix, "files", len(small)+len(large), "skipped", len(items)-len(small)-len(large))
 	if err := forEach(ctx, s.numThreads, small, func(ctx context.Context, it downloadItem) error {
 		return s.get(ctx, dst, it, 1, fsync, c)
 	}); err != nil {
@@ -104,7 +104,7 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 		for _, it := range items {
 			keep[it.Path] = true
 		}
-		return deleteExtra(dst, keep, c)
+		return deleteExtra(ctx, dst, keep, c)
 	}
 	return nil
 }
@@ -141,7 +141,7 @@ func (s *s3Side) get(ctx context.Context, dst string, it downloadItem, threads i
 	if err := f.Commit(it.Obj.LastModified); err != nil {
 		return err
 	}
-	klog.V(3).InfoS("Downloaded", "key", it.Obj.Key, "bytes", size)
+	klog.FromContext(ctx).V(3).Info("Downloaded", "key", it.Obj.Key, "bytes", size)
 	c.Done(size)
 	return nil
 }
@@ -179,7 +179,7 @@ func (s *s3Side) getRange(ctx context.Context, it downloadItem, f *os.File, off,
 
 // deleteExtra removes the regular files below dir that keep does not hold,
 // including temporary files of earlier attempts.
-func deleteExtra(dir string, keep map[string]bool, c *Counter) error {
+func deleteExtra(ctx context.Context, dir string, keep map[string]bool, c *Counter) error {
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -190,7 +190,7 @@ func deleteExtra(dir string, keep map[string]bool, c *Counter) error {
 		if err := os.Remove(p); err != nil {
 			return fmt.Errorf("sync: deleting %s: %w", p, err)
 		}
-		klog.V(3).InfoS("Deleted", "path", p)
+		klog.FromContext(ctx).V(3).Info("Deleted", "path", p)
 		if !isPartial(d.Name()) {
 			c.Delete()
 		}

@@ -47,7 +47,7 @@ func (s *s3Side) Upload(ctx context.Context, src string, sync bool, fsync bool, 
 		if prefix != "" && !strings.HasSuffix(prefix, "/") {
 			prefix += "/"
 		}
-		files, err := listLocal(src)
+		files, err := listLocal(ctx, src)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (s *s3Side) Upload(ctx context.Context, src string, sync bool, fsync bool, 
 			small = append(small, it)
 		}
 	}
-	klog.InfoS("Uploading", "bucket", s.loc.Bucket, "prefix", prefix, "files", len(small)+len(large), "skipped", len(items)-len(small)-len(large))
+	klog.FromContext(ctx).Info("Uploading", "bucket", s.loc.Bucket, "prefix", prefix, "files", len(small)+len(large), "skipped", len(items)-len(small)-len(large))
 	if err := forEach(ctx, s.numThreads, small, func(ctx context.Context, it uploadItem) error {
 		return s.put(ctx, it, 1, c)
 	}); err != nil {
@@ -113,7 +113,7 @@ func (s *s3Side) ensureBucket(ctx context.Context) error {
 	if err := s.client.MakeBucket(ctx, s.loc.Bucket, minio.MakeBucketOptions{Region: os.Getenv("AWS_REGION")}); err != nil {
 		return fmt.Errorf("creating bucket %s: %w", s.loc.Bucket, describeS3Error(err))
 	}
-	klog.InfoS("Created bucket", "bucket", s.loc.Bucket)
+	klog.FromContext(ctx).Info("Created bucket", "bucket", s.loc.Bucket)
 	return nil
 }
 
@@ -160,7 +160,7 @@ func (s *s3Side) put(ctx context.Context, it uploadItem, threads int, c *Counter
 	if err != nil {
 		return fmt.Errorf("uploading %s to s3://%s/%s: %w", it.Rel, s.loc.Bucket, it.Key, describeS3Error(err))
 	}
-	klog.V(3).InfoS("Uploaded", "key", it.Key, "bytes", it.Size)
+	klog.FromContext(ctx).V(3).Info("Uploaded", "key", it.Key, "bytes", it.Size)
 	c.Done(it.Size)
 	return nil
 }
@@ -189,7 +189,7 @@ func (s *s3Side) remove(ctx context.Context, keys []string, c *Counter) error {
 			errs = append(errs, fmt.Errorf("deleting s3://%s/%s: %w", s.loc.Bucket, res.ObjectName, describeS3Error(res.Err)))
 			continue
 		}
-		klog.V(3).InfoS("Deleted", "key", res.ObjectName)
+		klog.FromContext(ctx).V(3).Info("Deleted", "key", res.ObjectName)
 		c.Delete()
 	}
 	return errors.Join(errs...)

@@ -1,5 +1,5 @@
 // Command ascend measures the Ascend device plugin against the fake
-// kubelet over real unix sockets and prints a table: Allocate round trips
+// kubelet over real unix sockets and prints a markdown table: Allocate round trips
 // (p50, p99) in plain mode on a simulated 910B node, and in Volcano mode
 // against a real kube-apiserver with the annotated pod already in the
 // informer cache (the Allocate includes the annotation write-back).
@@ -20,9 +20,11 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/ascend"
-	"github.com/accelstack/accelstack/pkg/ascend/kube"
+	"github.com/accelstack/accelstack/pkg/ascend/plugin"
+	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
+	"github.com/accelstack/accelstack/pkg/nodeclient"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
 )
@@ -45,6 +47,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("volcano mode: %w", err)
 	}
+	fmt.Println("Ascend device plugin on a simulated 910B node, with the fake kubelet over unix sockets; Volcano mode against a real kube-apiserver.")
+	fmt.Println()
 	fmt.Println("| Ascend device plugin | n | p50 | p99 | target p99 |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| Allocate, plain mode (2 chips) | %d | %s | %s | < 1 ms |\n", len(plain), pct(plain, 50), pct(plain, 99))
@@ -59,7 +63,7 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 // start runs the vendor behind a fake kubelet and returns its plugin.
-func start(ctx context.Context, o ascend.Options) (*kubelet.Plugin, func(), error) {
+func start(ctx context.Context, o plugin.Options) (*kubelet.Plugin, func(), error) {
 	dir, err := os.MkdirTemp("", "ascb")
 	if err != nil {
 		return nil, nil, err
@@ -68,14 +72,14 @@ func start(ctx context.Context, o ascend.Options) (*kubelet.Plugin, func(), erro
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := ascend.NewVendor(o)
+	v, err := plugin.NewVendor(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := deviceplugin.New(deviceplugin.Config{Vendor: "ascend", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
+	sup := deviceplugin.NewSupervisor(deviceplugin.Config{Vendor: "ascend", Backend: o.Backend, PluginDir: dir, FailOnInitError: true}, v)
 	rctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.Background()))
 	done := make(chan error, 1)
-	go func() { done <- m.Run(rctx) }()
+	go func() { done <- sup.Run(rctx) }()
 	stop := func() { cancel(); <-done; k.Stop(); os.RemoveAll(dir) }
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
@@ -87,9 +91,9 @@ func start(ctx context.Context, o ascend.Options) (*kubelet.Plugin, func(), erro
 	return p, stop, nil
 }
 
-func options() ascend.Options {
-	o := ascend.DefaultOptions()
-	o.Backend, o.Simulate = deviceplugin.BackendSimulated, ascend.ProfileAscend910B8
+func options() plugin.Options {
+	o := plugin.DefaultOptions()
+	o.Backend, o.Simulate = deviceplugin.BackendSimulated, simulator.ProfileAscend910B8
 	return o
 }
 
@@ -125,7 +129,7 @@ func benchVolcano(n int) ([]time.Duration, error) {
 	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	kc, err := kube.New(cp.Config)
+	kc, err := nodeclient.New(cp.Config)
 	if err != nil {
 		return nil, err
 	}

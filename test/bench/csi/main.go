@@ -1,7 +1,9 @@
 // Command csi benchmarks the csi-s3 mounters against the raw S3 client on
 // one versitygw: sequential write and read of a large file, many small
 // files, and Stage+Publish / Unpublish+Unstage latency. It needs root and
-// /dev/fuse. ACCELSTACK_CSI_BENCH_MIB sets the large file's size (1024).
+// /dev/fuse: without root it prints nothing on standard output and says why
+// on standard error. ACCELSTACK_CSI_BENCH_MIB sets the large file's size
+// (1024). It prints a markdown table.
 package main
 
 import (
@@ -42,7 +44,7 @@ func main() {
 
 func run() error {
 	if os.Geteuid() != 0 {
-		fmt.Println("bench csi: skipped, needs root and /dev/fuse")
+		fmt.Fprintln(os.Stderr, "bench csi: skipped, needs root and /dev/fuse")
 		return nil
 	}
 	size := 1024
@@ -126,14 +128,15 @@ func run() error {
 		rows = append(rows, r)
 	}
 
-	fmt.Printf("csi-s3 on one versitygw (posix backend, loopback), %d MiB file, %d x 4 KiB files\n", size, nSmall)
-	fmt.Printf("%-8s %12s %8s %12s %8s %14s %14s %16s %18s\n", "path", "write MB/s", "ratio", "read MB/s", "ratio", "4K create/s", "4K read/s", "stage+pub p50", "unpub+unstage p50")
+	fmt.Printf("csi-s3 on one versitygw (posix backend, loopback), %d MiB file, %d x 4 KiB files; ratios against raw minio-go.\n\n", size, nSmall)
+	fmt.Println("| path | write MB/s | ratio | read MB/s | ratio | 4 KiB create/s | 4 KiB read/s | Stage+Publish p50 | Unpublish+Unstage p50 |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		sp, up := "-", "-"
+		sp, up := "", ""
 		if r.stagePublish > 0 {
 			sp, up = r.stagePublish.Round(time.Millisecond).String(), r.unpublishP50.Round(time.Millisecond).String()
 		}
-		fmt.Printf("%-8s %12.1f %8.2f %12.1f %8.2f %9.0f (%.2f) %9.0f (%.2f) %16s %18s\n", r.name,
+		fmt.Printf("| %s | %.1f | %.2f | %.1f | %.2f | %.0f (%.2f) | %.0f (%.2f) | %s | %s |\n", r.name,
 			r.writeMBs, r.writeMBs/raw.writeMBs, r.readMBs, r.readMBs/raw.readMBs,
 			r.smallCreate, r.smallCreate/raw.smallCreate, r.smallRead, r.smallRead/raw.smallRead, sp, up)
 	}
@@ -145,7 +148,7 @@ func mbs(n int, d time.Duration) float64 { return float64(n) / 1e6 / d.Seconds()
 
 // benchRaw measures the S3 client alone.
 func benchRaw(ctx context.Context, cl *minio.Client, data, small []byte, n int) (result, error) {
-	r := result{name: "raw"}
+	r := result{name: "raw minio-go"}
 	start := time.Now()
 	if _, err := cl.PutObject(ctx, "bench", "raw/big.bin", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 		return r, err

@@ -1,5 +1,5 @@
 // Command deviceplugin measures the device plugin binary against the fake
-// kubelet over real unix sockets and prints a table: Allocate round trips
+// kubelet over real unix sockets and prints a markdown table: Allocate round trips
 // (p50, p99), XID-to-Unhealthy latency, kubelet-restart-to-registration
 // latency and the plugin's resident memory under MIG mixed.
 package main
@@ -17,7 +17,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/accelstack/accelstack/pkg/nvidia"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/kubelet"
 )
@@ -117,7 +117,7 @@ func run() error {
 	var xid []time.Duration
 	for _, id := range ids {
 		t0 := time.Now()
-		if err := nvidia.Control(whole.control, "xid "+id+" 79"); err != nil {
+		if err := simcontrol.Send(whole.control, "xid "+id+" 79"); err != nil {
 			return err
 		}
 		_, at, err := gpu.WaitDevices(ctx, func(d []*pluginapi.Device) bool { return healthOf(d, id) == pluginapi.Unhealthy })
@@ -189,9 +189,12 @@ func run() error {
 	rows = append(rows, row{fmt.Sprintf("Plugin resident memory, 8 GPUs MIG mixed (4 resources, %d devices)", total), mem.String(), "< 30 MiB"})
 	migp.stop()
 
-	fmt.Printf("%-75s %-44s %s\n", "device-plugin (simulated dgxa100, fake kubelet, unix sockets)", "measured", "target")
+	fmt.Println("device-plugin on a simulated dgxa100, with the fake kubelet over unix sockets.")
+	fmt.Println()
+	fmt.Println("| measure | measured | target |")
+	fmt.Println("|---|---|---|")
 	for _, r := range rows {
-		fmt.Printf("%-75s %-44s %s\n", r.name, r.value, r.target)
+		fmt.Printf("| %s | %s | %s |\n", r.name, r.value, r.target)
 	}
 	return nil
 }

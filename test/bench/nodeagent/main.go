@@ -1,7 +1,7 @@
 // Command nodeagent measures the node agent on a simulated DGX A100 with
 // MIG mixed (8 GPUs, 25 MIG devices) and 64 pods attributed through a fake
 // kubelet PodResources socket: collection cycle time, scrape latency and
-// size in-process, and the resident memory of the real binary.
+// size in-process, and the resident memory of the real binary, as markdown.
 package main
 
 import (
@@ -88,12 +88,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("node-agent bench: %s (%d devices), %d pods attributed (%d device-owner pairs)\n", profile, len(snap.Devices), pods, owned)
-	fmt.Printf("%-34s %12s %12s\n", "measure", "p50", "p99")
-	fmt.Printf("%-34s %12s %12s\n", "collection cycle", pct(cycle, 50), pct(cycle, 99))
-	fmt.Printf("%-34s %12s %12s\n", fmt.Sprintf("scrape /metrics (%d scrapes)", scrapes), pct(lat, 50), pct(lat, 99))
-	fmt.Printf("%-34s %12d bytes, %d DCGM series\n", "scrape size", size, series)
-	fmt.Printf("%-34s %12s (after %d scrapes; dcgm-exporter users report 135-480 MiB)\n", "resident memory, real binary", rss, scrapes)
+	fmt.Printf("node-agent on a simulated %s (%d devices), %d pods attributed (%d device-owner pairs).\n\n", profile, len(snap.Devices), pods, owned)
+	fmt.Println("| measure | p50 | p99 |")
+	fmt.Println("|---|---|---|")
+	fmt.Printf("| collection cycle | %s | %s |\n", pct(cycle, 50), pct(cycle, 99))
+	fmt.Printf("| scrape /metrics (%d scrapes) | %s | %s |\n", scrapes, pct(lat, 50), pct(lat, 99))
+	fmt.Printf("\nScrape size: %d bytes, %d DCGM series. Resident memory of the real binary after %d scrapes: %s (dcgm-exporter users report 135-480 MiB).\n", size, series, scrapes, rss)
 	return nil
 }
 

@@ -15,7 +15,8 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
-	"github.com/accelstack/accelstack/pkg/ascend/ranktable"
+	"github.com/accelstack/accelstack/pkg/ascend/annotation"
+	"github.com/accelstack/accelstack/pkg/ranktable"
 )
 
 // testPodGroup: with spec.scheduler.t9kScheduler the job's PodGroup exists
@@ -130,7 +131,7 @@ func testAscend(t *testing.T, e *env) {
 		conf, _ := json.Marshal(map[string]any{"pod_name": name, "server_id": fmt.Sprintf("10.0.0.%d", i+1),
 			"devices": []map[string]string{{"device_id": "0", "device_ip": fmt.Sprintf("192.168.0.%d", i+1)}}})
 		patch := client.MergeFrom(p.DeepCopy())
-		p.Annotations = map[string]string{ranktable.ConfigurationAnnotation: string(conf)}
+		p.Annotations = map[string]string{annotation.ConfigurationKey: string(conf)}
 		if err := e.c.Patch(ctx, p, patch); err != nil {
 			t.Fatal(err)
 		}

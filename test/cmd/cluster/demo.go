@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/accelstack/accelstack/test/cluster"
+	"github.com/accelstack/accelstack/test/harness"
+)
+
+// demoBucket and the objects the demo puts there for the StorageShim and
+// the DataCube.
+const demoBucket = "demo"
+
+var demoObjects = map[string]string{
+	"dataset/README.txt":      "A tiny dataset for the accelstack demo.\n",
+	"dataset/labels/0001.txt": "cat\n",
+	"dataset/labels/0002.txt": "dog\n",
+}
+
+// demoPVDir is the hostPath of the demo's DataCube volume (examples/demo.yaml).
+const demoPVDir = "/run/accelstack/demo-datacube"
+
+// demo brings the cluster up, installs accelstack, applies the examples
+// and prints what a user would look at.
+func demo(ctx context.Context, c *cluster.Cluster) error {
+	if err := c.Up(ctx); err != nil {
+		return err
+	}
+	if err := c.Install(ctx); err != nil {
+		return err
+	}
+	if err := seedBucket(ctx, c); err != nil {
+		return err
+	}
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "test", "cmd", "cluster", "examples", "demo.yaml")); err != nil {
+		return err
+	}
+	waits := [][]string{
+		{"-n", "demo", "wait", "--for=condition=Ready", "storageshim/dataset", "--timeout=120s"},
+		{"-n", "demo", "wait", "--for=condition=Ready", "pod/train", "pod/notebook", "--timeout=180s"},
+		{"-n", "demo", "wait", "--for=condition=Complete", "datacube/dataset-copy", "--timeout=180s"},
+	}
+	for _, w := range waits {
+		if _, err := c.Kubectl(ctx, w...); err != nil {
+			events, _ := c.Kubectl(ctx, "-n", "demo", "get", "events", "--sort-by=.lastTimestamp")
+			return fmt.Errorf("%w\n%s", err, events)
+		}
+	}
+	return report(ctx, c)
+}
+
+// seedBucket creates the demo bucket with a few objects once the S3
+// endpoint answers.
+func seedBucket(ctx context.Context, c *cluster.Cluster) error {
+	s3, err := c.S3(ctx)
+	if err != nil {
+		return err
+	}
+	client, err := s3.Client()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err = client.ListBuckets(ctx); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the S3 endpoint %s does not answer: %w", s3.Endpoint, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if ok, err := client.BucketExists(ctx, demoBucket); err != nil {
+		return err
+	} else if !ok {
+		if err := client.MakeBucket(ctx, demoBucket, minio.MakeBucketOptions{Region: s3.Region}); err != nil {
+			return err
+		}
+	}
+	for key, body := range demoObjects {
+		if _, err := client.PutObject(ctx, demoBucket, key, strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// report prints what a user looks at after the examples ran. Every part of
+// it is also a check: the whole report is printed, then report fails if any
+// command, read-back or scrape in it failed or came back empty.
+func report(ctx context.Context, c *cluster.Cluster) error {
+	var out bytes.Buffer
+	var problems []error
+	section := func(title string) { fmt.Fprintf(&out, "\n== %s\n", title) }
+	check := func(what string) func(string, error) string {
+		return func(s string, err error) string {
+			if err == nil && strings.TrimSpace(s) == "" {
+				err = errors.New("empty")
+			}
+			if err != nil {
+				problems = append(problems, fmt.Errorf("%s: %w", what, err))
+				return "(" + err.Error() + ")\n"
+			}
+			return s
+		}
+	}
+	kubectl := func(args ...string) string {
+		return check("kubectl " + strings.Join(args, " "))(c.Kubectl(ctx, args...))
+	}
+
+	section("Node allocatable (kubectl describe node " + cluster.NodeName + ")")
+	out.WriteString(allocatable(kubectl("describe", "node", cluster.NodeName)))
+
+	section("Pods (kubectl -n demo get pods)")
+	out.WriteString(kubectl("-n", "demo", "get", "pods"))
+	for _, pod := range []string{"train", "notebook"} {
+		section("What " + pod + " sees (kubectl -n demo logs " + pod + ")")
+		out.WriteString(kubectl("-n", "demo", "logs", pod))
+	}
+
+	section("Storage (kubectl -n demo get storageshim,pvc,datacube)")
+	out.WriteString(kubectl("-n", "demo", "get", "storageshim,pvc,datacube"))
+	section("Written by train into the StorageShim volume, read back through S3")
+	out.WriteString(check("read-back of dataset/written-by-train.txt")(readBack(ctx, c, demoBucket, "dataset/written-by-train.txt", 60*time.Second)))
+	scratch := strings.TrimSpace(kubectl("-n", "demo", "get", "pvc", "scratch", "-o", "jsonpath={.spec.volumeName}"))
+	section("Written by train into the csi-s3 PVC scratch, read back from its own bucket " + scratch)
+	out.WriteString(check("read-back of the scratch checkpoint")(readBack(ctx, c, scratch, "checkpoint.txt", 60*time.Second)))
+	section("Copied by the DataCube into datacube-pvc (" + demoPVDir + "/dataset)")
+	out.WriteString(check("the DataCube copy")(listTree(filepath.Join(demoPVDir, "dataset"))))
+
+	section("Metrics")
+	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
+		"-o", "jsonpath={.items[0].status.podIP}"))
+	url := fmt.Sprintf("http://%s:9400/metrics", ip)
+	fmt.Fprintf(&out, "node agent: %s (dcgm-exporter series with pod, namespace and container labels), for example:\n", url)
+	out.WriteString(check("node agent metrics of pod train")(metricsFor(ctx, url, `pod="train"`, 3)))
+	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
+
+	section("Not built yet, so not shown")
+	out.WriteString("T9k Jobs (GenericJob and friends), the Queue/PodGroup scheduler, Notebook, serving and workflow controllers.\n")
+
+	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
+	if _, err := os.Stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the demo report is incomplete: %w", errors.Join(problems...))
+	}
+	return nil
+}
+
+// allocatable cuts the Allocatable block out of kubectl describe node.
+func allocatable(describe string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(describe, "\n") {
+		switch {
+		case strings.HasPrefix(line, "Allocatable:"):
+			in = true
+		case in && !strings.HasPrefix(line, " "):
+			return b.String()
+		}
+		if in {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+// readBack reads an object, waiting up to timeout for it to appear (the
+// FUSE mounter uploads a closed file in the background).
+func readBack(ctx context.Context, c *cluster.Cluster, bucket, key string, timeout time.Duration) (string, error) {
+	s3, err := c.S3(ctx)
+	if err != nil {
+		return "", err
+	}
+	client, err := s3.Client()
+	if err != nil {
+		return "", err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		obj, err := client.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+		if err == nil {
+			var b bytes.Buffer
+			_, err = b.ReadFrom(obj)
+			obj.Close()
+			if err == nil {
+				return fmt.Sprintf("s3://%s/%s: %s", bucket, key, b.String()), nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// metricsFor returns up to n lines of the metrics at url that contain match.
+func metricsFor(ctx context.Context, url, match string, n int) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() && n > 0 {
+		if line := sc.Text(); strings.Contains(line, match) && !strings.HasPrefix(line, "#") {
+			b.WriteString("  " + line + "\n")
+			n--
+		}
+	}
+	return b.String(), sc.Err()
+}
+
+// listTree lists the files under dir with their sizes.
+func listTree(dir string) (string, error) {
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			fmt.Fprintf(&b, "%8d  %s\n", info.Size(), rel)
+		}
+		return nil
+	})
+	return b.String(), err
+}
