@@ -29,6 +29,9 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // options are the bench's flags.
@@ -56,6 +59,7 @@ func main() {
 	flag.DurationVar(&o.idleWait, "idle-wait", 2*time.Minute, "How long to wait for a controller to stop reconciling.")
 	flag.BoolVar(&o.kubeflow, "kubeflow", true, "Also measure the Kubeflow training operator (make bench-tools builds it).")
 	flag.Parse()
+	ctrl.SetLogger(logr.Discard()) // the bench's watches log nothing worth reading
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {

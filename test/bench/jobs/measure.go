@@ -57,6 +57,10 @@ func measure(ctx context.Context, c controller, o options) (res result, err erro
 		return res, err
 	}
 	defer func() { err = errors.Join(err, cp.Stop()) }()
+	// The API server waits for open watches when it stops: end the bench's
+	// own first.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	r, err := c.start(ctx, cp, dir)
 	if err != nil {
 		return res, err
