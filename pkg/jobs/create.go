@@ -70,8 +70,13 @@ func (r *Reconciler) ensureChildren(ctx context.Context, job *Job, services []*c
 	return errors.Join(errs...)
 }
 
+// errNameTaken means a replica's pod name is held by an object the job does
+// not own, which the engine does not watch: the reconcile is retried later.
+var errNameTaken = errors.New("a pod name is taken by another object")
+
 // createPods creates the pods of the replicas that have none. A pod the API
-// server refuses as invalid fails the job; other errors are retried.
+// server refuses as invalid fails the job; a name someone else holds is
+// waited for (errNameTaken); other errors are retried.
 func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job, states *States) error {
 	type todo struct {
 		rep  *Replica
@@ -86,9 +91,12 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 	if len(list) == 0 {
 		return nil
 	}
-	var mu sync.Mutex
-	notes := map[string]bool{}
-	var invalid []string
+	var (
+		mu      sync.Mutex
+		notes   = map[string]bool{}
+		invalid []string
+		taken   bool
+	)
 	errs := parallel(len(list), func(i int) error {
 		pod, n, err := newPod(r.kind, job, list[i].rep, list[i].rank, r.scheme)
 		if err != nil {
@@ -105,11 +113,15 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 			r.recorder.Eventf(obj, pod, corev1.EventTypeNormal, EventCreated, "CreatePod", "Created pod %s", pod.Name)
 			return nil
 		case apierrors.IsAlreadyExists(err):
-			// Ours, not yet in the cache, or someone else's.
+			// Ours, not yet in the cache, or someone else's (which no cache
+			// holds).
 			existing := &corev1.Pod{}
-			if gerr := r.client.Get(ctx, client.ObjectKeyFromObject(pod), existing); gerr == nil && !ownedBy(existing, obj) {
+			if gerr := r.apiReader.Get(ctx, client.ObjectKeyFromObject(pod), existing); gerr == nil && !ownedBy(existing, obj) {
 				r.recorder.Eventf(obj, existing, corev1.EventTypeWarning, EventPodNameTaken, "CreatePod",
 					"Pod %s belongs to another object; waiting for it to go", pod.Name)
+				mu.Lock()
+				taken = true
+				mu.Unlock()
 			}
 			return nil
 		case apierrors.IsInvalid(err):
@@ -134,6 +146,9 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 		if err := r.failInvalidPods(ctx, obj, invalid); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if len(errs) == 0 && taken {
+		return errNameTaken
 	}
 	return errors.Join(errs...)
 }

@@ -5,7 +5,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // Labels the engine puts on every object of a job.
@@ -76,10 +77,4 @@ func JobSelector(job string) string {
 
 // CacheSelector selects the objects the engine's cache holds: those
 // labelled with a job name.
-func CacheSelector() labels.Selector {
-	req, err := labels.NewRequirement(JobNameLabel, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant, valid requirement
-	}
-	return labels.NewSelector().Add(*req)
-}
+func CacheSelector() labels.Selector { return cacheselector.HasLabel(JobNameLabel) }

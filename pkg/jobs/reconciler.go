@@ -41,12 +41,13 @@ const ownerIndex = "jobs.tensorstack.dev/owner"
 
 // Reconciler reconciles the jobs of one kind.
 type Reconciler struct {
-	kind     Kind
-	client   client.Client
-	cache    client.Reader
-	scheme   *runtime.Scheme
-	recorder events.EventRecorder
-	deleted  *deletedPods
+	kind      Kind
+	client    client.Client
+	apiReader client.Reader // what no cache holds: pods the job does not own
+	cache     client.Reader
+	scheme    *runtime.Scheme
+	recorder  events.EventRecorder
+	deleted   *deletedPods
 }
 
 // env returns what the kind's hooks may use.
@@ -61,8 +62,12 @@ func (r *Reconciler) env() *Env {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=scheduler.tensorstack.dev,resources=podgroups,verbs=get;list;watch;create;update
 
-// staleRetry is how soon a reconcile that met a newer job is retried.
-const staleRetry = 200 * time.Millisecond
+// staleRetry is how soon a reconcile that met a newer job is retried;
+// nameTakenRetry how soon one that found a pod name taken is.
+const (
+	staleRetry     = 200 * time.Millisecond
+	nameTakenRetry = 5 * time.Second
+)
 
 // Reconcile brings one job's pods, Services and status in line with its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -185,7 +190,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.createPods(ctx, obj, job, states); err != nil {
+	if err := r.createPods(ctx, obj, job, states); errors.Is(err, errNameTaken) {
+		return ctrl.Result{RequeueAfter: nameTakenRetry}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	return result, nil

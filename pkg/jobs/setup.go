@@ -59,12 +59,13 @@ func setupKind(mgr ctrl.Manager, c cache.Cache, k Kind, deleted *deletedPods, op
 		return err
 	}
 	r := &Reconciler{
-		kind:     k,
-		client:   mgr.GetClient(),
-		cache:    c,
-		scheme:   mgr.GetScheme(),
-		recorder: mgr.GetEventRecorder(k.Component() + "-controller"),
-		deleted:  deleted,
+		kind:      k,
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		cache:     c,
+		scheme:    mgr.GetScheme(),
+		recorder:  mgr.GetEventRecorder(k.Component() + "-controller"),
+		deleted:   deleted,
 	}
 	owned := []client.Object{&corev1.Pod{}, &corev1.Service{}}
 	if d, ok := k.(Dependents); ok {

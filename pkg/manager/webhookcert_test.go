@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -226,5 +227,35 @@ func TestWebhookCertRefusesBadServiceName(t *testing.T) {
 	c := newFakeClient(t, nil)
 	if _, err := SelfSignedWebhookCert(context.Background(), c, t.TempDir(), "controllers-webhook", ConvertedCRDs); err == nil {
 		t.Error("service name without namespace accepted")
+	}
+}
+
+// TestWebhookCertValidatingWebhooks: the CA goes into every webhook of the
+// jobs' ValidatingWebhookConfiguration as into the CRDs; an install without
+// it is fine.
+func TestWebhookCertValidatingWebhooks(t *testing.T) {
+	ctx := context.Background()
+	c := newFakeClient(t, nil)
+	if _, err := SelfSignedWebhookCert(ctx, c, t.TempDir(), testDNS, ConvertedCRDs); err != nil {
+		t.Fatalf("without the ValidatingWebhookConfiguration: %v", err)
+	}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhooks[0]},
+		Webhooks:   []admissionregistrationv1.ValidatingWebhook{{Name: "a.example.com"}, {Name: "b.example.com"}},
+	}
+	if err := c.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SelfSignedWebhookCert(ctx, c, t.TempDir(), testDNS, ConvertedCRDs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), cfg); err != nil {
+		t.Fatal(err)
+	}
+	ca := caOf(ctx, t, c)
+	for _, w := range cfg.Webhooks {
+		if string(w.ClientConfig.CABundle) != string(ca) {
+			t.Errorf("webhook %s caBundle %q, want the CA", w.Name, w.ClientConfig.CABundle)
+		}
 	}
 }

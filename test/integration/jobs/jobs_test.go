@@ -35,6 +35,7 @@ func TestJobs(t *testing.T) {
 		{"xgboost", testXGBoost},
 		{"seed", testSeedManifests},
 		{"api/defaults", testDefaults},
+		{"scheduler/podnametaken", testPodNameTaken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -128,8 +128,8 @@ func testAscend(t *testing.T, e *env) {
 			t.Errorf("%s does not mount the rank table: %+v %+v", name, p.Spec.Containers[0].VolumeMounts, p.Spec.Volumes)
 		}
 		// What the device plugin writes once it has allocated chips.
-		conf, _ := json.Marshal(map[string]any{"pod_name": name, "server_id": fmt.Sprintf("10.0.0.%d", i+1),
-			"devices": []map[string]string{{"device_id": "0", "device_ip": fmt.Sprintf("192.168.0.%d", i+1)}}})
+		conf, _ := json.Marshal(annotation.PodConfiguration{PodName: name, ServerID: fmt.Sprintf("10.0.0.%d", i+1),
+			Devices: []annotation.DeviceConfig{{DeviceID: "0", DeviceIP: fmt.Sprintf("192.168.0.%d", i+1)}}})
 		patch := client.MergeFrom(p.DeepCopy())
 		p.Annotations = map[string]string{annotation.ConfigurationKey: string(conf)}
 		if err := e.c.Patch(ctx, p, patch); err != nil {
@@ -142,5 +142,33 @@ func testAscend(t *testing.T, e *env) {
 		}
 		st, err := ranktable.ParseStatus(cm.Data["hccl.json"])
 		return st == ranktable.StatusCompleted, cm.Data["hccl.json"], err
+	})
+}
+
+// testPodNameTaken: a replica's pod name held by another object is never
+// doubled: the job waits, says so, and creates its pod once the name is
+// free.
+func testPodNameTaken(t *testing.T, e *env) {
+	ctx := testContext(t)
+	ns := e.namespace(t, nil)
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-worker-0", Labels: map[string]string{"batch.tensorstack.dev/job-name": "taken"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{container("main", "sleep", "1")}}}
+	if err := e.c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	job := pytorchJob(ns, "taken", pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
+	if err := e.c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent(ctx, t, ns, "taken", "PodNameTaken", "Pod taken-worker-0 belongs to another object")
+	if p := e.pods(ctx, t, ns, "taken")["taken-worker-0"]; p == nil || p.UID != other.UID {
+		t.Fatalf("pod taken-worker-0 replaced: %+v", p)
+	}
+	if err := e.c.Delete(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "the job's own pod", func() (bool, string, error) {
+		p := e.pods(ctx, t, ns, "taken")["taken-worker-0"]
+		return p != nil && metav1.IsControlledBy(p, job), "", nil
 	})
 }
