@@ -20,12 +20,15 @@ GOLANGCI_LINT_VERSION   ?= v2.15.0
 VERSITYGW_VERSION       ?= v1.8.0
 RCLONE_VERSION          ?= v1.76.0
 CSI_PROVISIONER_VERSION ?= v5.3.0
+# What the benchmarks compare against (make bench-tools).
+TRAINING_OPERATOR_VERSION ?= v1.9.3
 
 CONTROLLER_GEN  := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT   := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 VERSITYGW       := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
+TRAINING_OPERATOR := $(LOCALBIN)/training-operator-$(TRAINING_OPERATOR_VERSION)
 
 GO_TEST_FLAGS ?= -race -count=1
 # Per-package timeouts (go test -timeout bounds each package's test binary):
@@ -106,7 +109,7 @@ test: lint envtest-assets tools test-go ## Everything CI runs: lint, unit and re
 .PHONY: test-go
 test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration against real parts from the cache).
 	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE); \
-	units=$$(go list ./... | grep -v '/test/integration$$'); \
+	units=$$(go list ./... | grep -v '/test/integration'); \
 	echo "go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
 	go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
 	echo "go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
@@ -115,8 +118,9 @@ test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration again
 	if [ $$unit -ne 0 ] || [ $$integ -ne 0 ]; then echo "unit packages: exit $$unit; integration: exit $$integ"; exit 1; fi
 
 .PHONY: bench
-bench: envtest-assets tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
+bench: envtest-assets tools bench-tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
+		ACCELSTACK_TRAINING_OPERATOR=$(TRAINING_OPERATOR) \
 		go run ./hack/benchdoc -doc docs/benchmarks.md -bench-dir test/bench
 
 ##@ Local cluster
@@ -160,13 +164,20 @@ $(RCLONE):
 $(CSI_PROVISIONER):
 	$(call go-build-module-tool,$@,github.com/kubernetes-csi/external-provisioner/v5,$(CSI_PROVISIONER_VERSION),./cmd/csi-provisioner,csi-provisioner)
 
-# go-install-tool installs package $(2) at version $(3) as the file $(1), and
-# points the link $(LOCALBIN)/$(4) (what the test harness runs) at it. The
-# version is in the file name, so a version bump here installs anew.
+.PHONY: bench-tools
+bench-tools: $(TRAINING_OPERATOR) ## Install what the benchmarks compare against: the Kubeflow training operator.
+
+$(TRAINING_OPERATOR):
+	$(call go-install-tool,$@,github.com/kubeflow/training-operator/cmd/training-operator.v1,$(TRAINING_OPERATOR_VERSION),training-operator.v1,training-operator)
+
+# go-install-tool installs package $(2) at version $(3), whose binary is
+# named $(4), as the file $(1), and points the link $(LOCALBIN)/$(5) (what
+# the test harness runs; $(4) if not given) at it. The version is in the file
+# name, so a version bump here installs anew.
 define go-install-tool
 @set -e; echo "installing $(2)@$(3)"; mkdir -p $(LOCALBIN); tmp=$$(mktemp -d); \
 	GOBIN=$$tmp go install $(2)@$(3); mv $$tmp/$(4) $(1); rm -rf $$tmp; \
-	ln -sf $$(basename $(1)) $(LOCALBIN)/$(4)
+	ln -sf $$(basename $(1)) $(LOCALBIN)/$(or $(5),$(4))
 endef
 
 # go-build-module-tool builds package $(4) of module $(2) at version $(3),

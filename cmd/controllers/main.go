@@ -77,5 +77,11 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading --kubeconfig %s: %w", kubeconfig, err)
 	}
+	if cfg.QPS == 0 {
+		// As ctrl.GetConfig does: no client-side rate limit (client-go's
+		// default is 5 requests/s), the API server's priority and
+		// fairness does that job.
+		cfg.QPS = -1
+	}
 	return cfg, nil
 }

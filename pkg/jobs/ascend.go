@@ -14,25 +14,14 @@ import (
 
 // Ascend jobs: pods that request Ascend chips get the rank-table label and
 // mount the job's rank-table ConfigMap, which the rank-table controller fills
-// once every pod has its chips.
-const (
-	// AscendResource is the extended resource of Ascend 910 chips.
-	AscendResource corev1.ResourceName = "huawei.com/Ascend910"
-	// AscendChipType is the ring-controller.atlas label value the engine
-	// sets when the template has none.
-	AscendChipType = "ascend-910"
-	// RankTableVolume is the name of the rank-table volume in the pods.
-	RankTableVolume = "ascend-910-config"
-	// RankTableMountPath is where the rank table's directory is mounted; the
-	// table is the file hccl.json in it.
-	RankTableMountPath = "/user/serverid/devindex/config"
-)
+// once every pod has its chips. The names are the rank-table controller's
+// (pkg/ranktable), so both sides agree in one place.
 
 // requestsAscend reports whether container c requests Ascend chips.
 func requestsAscend(c *corev1.Container) bool {
-	q, ok := c.Resources.Limits[AscendResource]
+	q, ok := c.Resources.Limits[ranktable.AscendResource]
 	if !ok {
-		q, ok = c.Resources.Requests[AscendResource]
+		q, ok = c.Resources.Requests[ranktable.AscendResource]
 	}
 	return ok && !q.IsZero()
 }
@@ -62,16 +51,16 @@ func decorateAscend(pod *corev1.Pod, job string) {
 			continue
 		}
 		mounted = true
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: RankTableVolume, MountPath: RankTableMountPath, ReadOnly: true})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: ranktable.VolumeName, MountPath: ranktable.MountPath, ReadOnly: true})
 	}
 	if !mounted {
 		return
 	}
 	if pod.Labels[ranktable.RingControllerLabel] == "" {
-		pod.Labels[ranktable.RingControllerLabel] = AscendChipType
+		pod.Labels[ranktable.RingControllerLabel] = ranktable.ChipTypeAscend910
 	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
-		Name: RankTableVolume,
+		Name: ranktable.VolumeName,
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: rankTableName(job)},
 		}},
@@ -82,7 +71,7 @@ func decorateAscend(pod *corev1.Pod, job string) {
 // it exists. The rank-table controller completes it.
 func (r *Reconciler) ensureRankTable(ctx context.Context, job *Job) error {
 	obj := job.Object
-	chip := AscendChipType
+	chip := ranktable.ChipTypeAscend910
 	for _, rep := range job.Replicas {
 		if v := rep.Template.Labels[ranktable.RingControllerLabel]; v != "" {
 			chip = v

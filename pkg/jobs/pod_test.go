@@ -120,7 +120,7 @@ func TestNewPodSchedulerAndAscend(t *testing.T) {
 	job := testJob(batchv1beta1.ReplicaRestartOnFailure, nil, "worker", 1)
 	job.Scheduler = &batchv1beta1.SchedulePolicy{T9kScheduler: &batchv1beta1.T9kScheduler{Queue: "gpu", Priority: 50}}
 	c := &job.Replicas[0].Template.Spec.Containers[0]
-	c.Resources.Limits = corev1.ResourceList{AscendResource: resource.MustParse("8")}
+	c.Resources.Limits = corev1.ResourceList{ranktable.AscendResource: resource.MustParse("8")}
 	pod, _, err := newPod(fakeKind{}, job, &job.Replicas[0], 0, testScheme(t))
 	if err != nil {
 		t.Fatal(err)
@@ -128,10 +128,10 @@ func TestNewPodSchedulerAndAscend(t *testing.T) {
 	if pod.Spec.SchedulerName != SchedulerName || pod.Labels[GroupNameLabel] != "j" || pod.Labels[QueueLabel] != "gpu" || pod.Labels[RoleLabel] != "worker" {
 		t.Errorf("scheduler %q labels %v", pod.Spec.SchedulerName, pod.Labels)
 	}
-	if pod.Labels[ranktable.RingControllerLabel] != AscendChipType {
+	if pod.Labels[ranktable.RingControllerLabel] != ranktable.ChipTypeAscend910 {
 		t.Errorf("labels %v", pod.Labels)
 	}
-	wantMount := corev1.VolumeMount{Name: RankTableVolume, MountPath: RankTableMountPath, ReadOnly: true}
+	wantMount := corev1.VolumeMount{Name: ranktable.VolumeName, MountPath: ranktable.MountPath, ReadOnly: true}
 	if m := pod.Spec.Containers[0].VolumeMounts; len(m) != 1 || !cmp.Equal(m[0], wantMount) {
 		t.Errorf("mounts %+v", m)
 	}

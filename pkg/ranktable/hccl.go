@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -29,6 +30,16 @@ const (
 	ConfigMapPrefix = "rings-config-"
 	// ConfigMapKey is the ConfigMap key holding the rank table.
 	ConfigMapKey = "hccl.json"
+	// MountPath is where a job's pods mount the rank table's ConfigMap;
+	// the table is the file ConfigMapKey in it.
+	MountPath = "/user/serverid/devindex/config"
+	// VolumeName is the name of the rank-table volume in a job's pods.
+	VolumeName = "ascend-910-config"
+	// AscendResource is the extended resource of Ascend 910 chips; pods
+	// requesting it need a rank table.
+	AscendResource = "huawei.com/Ascend910"
+	// ChipTypeAscend910 is the RingControllerLabel value for Ascend 910 chips.
+	ChipTypeAscend910 = "ascend-910"
 
 	// StatusInitializing is the rank table's status until every pod has
 	// its chips.
@@ -114,7 +125,9 @@ type rankedPod struct {
 // whose annotation cannot be parsed or whose rank is bad or taken.
 //
 // Servers are ordered by the pods' hccl/rankIndex annotation when every pod
-// has one; otherwise by Volcano task name and task index, then pod name.
+// has one; otherwise by Volcano task name and task index, then pod name
+// with its numeric suffix compared as a number, so that a T9k job's
+// <job>-worker-2 comes before <job>-worker-10, in the order of its ranks.
 func Build(pods []*corev1.Pod) (*RankTable, error) {
 	ranked := make([]rankedPod, 0, len(pods))
 	allRanked := true
@@ -170,7 +183,7 @@ func Build(pods []*corev1.Pod) (*RankTable, error) {
 			if a.hasIdx && b.hasIdx && a.index != b.index {
 				return a.index < b.index
 			}
-			return a.pod.Name < b.pod.Name
+			return lessPodName(a.pod.Name, b.pod.Name)
 		})
 	}
 	rt := &RankTable{Status: StatusCompleted, Version: Version, ServerCount: strconv.Itoa(len(ranked))}
@@ -184,4 +197,29 @@ func Build(pods []*corev1.Pod) (*RankTable, error) {
 		rt.ServerList = append(rt.ServerList, s)
 	}
 	return rt, nil
+}
+
+// lessPodName orders pod names, comparing a trailing "-<number>" as a
+// number when the names share the rest.
+func lessPodName(a, b string) bool {
+	pa, na, oka := splitIndex(a)
+	pb, nb, okb := splitIndex(b)
+	if oka && okb && pa == pb {
+		return na < nb
+	}
+	return a < b
+}
+
+// splitIndex splits name into the part before its last "-" and the number
+// after it, if that is a number.
+func splitIndex(name string) (string, int, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return name[:i], n, true
 }

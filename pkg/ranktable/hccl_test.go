@@ -3,6 +3,7 @@ package ranktable
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,23 @@ func TestBuild(t *testing.T) {
 	rt, err = Build([]*corev1.Pod{v10, v2})
 	if err != nil || rt.ServerList[0].ServerID != "s2" {
 		t.Fatalf("table %+v, %v", rt, err)
+	}
+
+	// A T9k job's pods: by name, the rank suffix compared as a number.
+	var pods []*corev1.Pod
+	for _, name := range []string{"job-worker-10", "job-worker-2", "job-master-0", "job-worker-1"} {
+		pods = append(pods, pod(name, map[string]string{annotation.ConfigurationKey: conf(t, name, name, "0")}, nil))
+	}
+	rt, err = Build(pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, s := range rt.ServerList {
+		order = append(order, s.ServerID)
+	}
+	if want := []string{"job-master-0", "job-worker-1", "job-worker-2", "job-worker-10"}; !slices.Equal(order, want) {
+		t.Fatalf("servers in order %v, want %v", order, want)
 	}
 }
 

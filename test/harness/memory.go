@@ -18,6 +18,8 @@ type Memory struct {
 	// page-cache large folios whole count most of its text and read-only
 	// data here, touched or not.
 	File uint64
+	// Peak is VmHWM, the most RSS the process has had since it started.
+	Peak uint64
 }
 
 // ProcessMemory reads the resident memory of process pid.
@@ -44,6 +46,8 @@ func ProcessMemory(pid int) (Memory, error) {
 			m.Anon = kb << 10
 		case "RssFile:":
 			m.File = kb << 10
+		case "VmHWM:":
+			m.Peak = kb << 10
 		}
 	}
 	if !found {

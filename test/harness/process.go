@@ -66,6 +66,9 @@ func StartProcess(t testing.TB, name, bin string, args []string, env ...string) 
 	return p
 }
 
+// Pid returns the process's id, for reading its /proc entries.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {

@@ -11,7 +11,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -213,28 +212,11 @@ func timed(cmd *exec.Cmd, bytes int64) (measurement, error) {
 			}
 			return measurement{seconds: secs, peakKiB: peak, mbPerSec: float64(bytes) / 1e6 / secs}, nil
 		case <-tick.C:
-			if kib := vmHWM(cmd.Process.Pid); kib > peak {
-				peak = kib
+			if m, err := harness.ProcessMemory(cmd.Process.Pid); err == nil && int64(m.Peak>>10) > peak {
+				peak = int64(m.Peak >> 10)
 			}
 		}
 	}
-}
-
-// vmHWM returns the VmHWM of a process in KiB, 0 when unreadable.
-func vmHWM(pid int) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 // writeRandom writes size random bytes to p.

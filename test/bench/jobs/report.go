@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+)
+
+// report prints the results as markdown: a table of figures, then one of
+// each training-operator run's figures divided by accelstack's, the first
+// result.
+func report(out io.Writer, o options, results []result) {
+	fmt.Fprintf(out, "%d PyTorch training jobs of 1 master and 3 workers created at once on envtest "+
+		"(a real kube-apiserver and etcd, no kubelet), %d CPUs. Each controller runs as a process of its own "+
+		"(accelstack: the controllers binary, every controller in it) against a fresh control plane. "+
+		"Reconcile of one job: %d updates of one job while the %d others exist, from the controller-runtime "+
+		"reconcile histogram (p99 as the bound of its bucket). One more job: %d jobs created one at a time "+
+		"afterwards, until their pods and Services exist.\n\n",
+		o.jobs, runtime.NumCPU(), o.touches, o.jobs-1, o.probes)
+	fmt.Fprintln(out, "| controller | all pods and Services exist | CPU until then | CPU until idle | peak RSS | reconcile of one job: p99, mean (n) | one more job: p50, max |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
+	for _, r := range results {
+		idle := seconds(r.cpuIdle)
+		if !r.idle {
+			idle += fmt.Sprintf(" (busy after %s)", o.idleWait)
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %.1f MiB | ≤ %s, %s (%d) | %s, %s |\n",
+			r.name, seconds(r.exist), seconds(r.cpuExist), idle, mib(r.peakRSS),
+			bound(r.touched.quantileBound(0.99)), millis(r.touched.mean()), r.touched.count,
+			milliseconds(percentile(r.probes, 0.5)), milliseconds(percentile(r.probes, 1)))
+	}
+	if len(results) < 2 {
+		return
+	}
+	ours := results[0]
+	fmt.Fprintf(out, "\n| ratio to %s (above 1: %s is faster, leaner) | all exist | CPU until then | CPU until idle | peak RSS |\n", ours.name, ours.name)
+	fmt.Fprintln(out, "|---|---|---|---|---|")
+	for _, r := range results[1:] {
+		fmt.Fprintf(out, "| %s | %.2f | %.2f | %.2f | %.2f |\n", r.name,
+			ratio(r.exist, ours.exist), ratio(r.cpuExist, ours.cpuExist), ratio(r.cpuIdle, ours.cpuIdle),
+			float64(r.peakRSS)/float64(ours.peakRSS))
+	}
+	fmt.Fprintln(out, "\nTarget: accelstack at least as fast as the training operator (ratio ≥ 1), in a smaller peak RSS (ratio > 1).")
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func milliseconds(d time.Duration) string { return millis(d.Seconds()) }
+
+// millis prints s seconds in milliseconds.
+func millis(s float64) string {
+	if math.IsNaN(s) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f ms", s*1000)
+}
+
+// bound prints a histogram bucket bound.
+func bound(s float64) string {
+	if math.IsInf(s, 1) {
+		return "∞"
+	}
+	return millis(s)
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+func ratio(theirs, ours time.Duration) float64 { return theirs.Seconds() / ours.Seconds() }
