@@ -283,9 +283,11 @@ func checkSeedApplied(ctx context.Context, t *testing.T, e *env, m seedManifest,
 	job := obj.(client.Object)
 	job.SetNamespace(u.GetNamespace())
 	job.SetName(u.GetName())
-	if m.line == 4574 {
+	// The two manifests with fields no schema has lose them, and the pods
+	// the rest describes are invalid: the job fails, naming why.
+	if want, ok := map[int]string{4574: "spec.containers: Required value", 7064: "secret.secretName: Required value"}[m.line]; ok {
 		s := e.waitPhase(ctx, t, job, batchv1beta1.JobFailed)
-		if c := condition(t, s, batchv1beta1.JobFailedCond); c.Reason != "CreationFailed" || !strings.Contains(c.Message, "spec.containers: Required value") {
+		if c := condition(t, s, batchv1beta1.JobFailedCond); c.Reason != "CreationFailed" || !strings.Contains(c.Message, want) {
 			t.Errorf("Failed condition %+v", c)
 		}
 		return
