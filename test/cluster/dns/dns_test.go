@@ -263,8 +263,14 @@ func TestServer(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("nothing forwarded")
 	}
-	s.Upstreams = nil
-	if got := ask("udp", "example.com.", dnsmessage.TypeA); got.rcode != dnsmessage.RCodeServerFailure {
+	// A server without upstreams (not the running one: its goroutines read
+	// Upstreams) fails names outside the domain.
+	alone := &Server{Records: s.Records, Log: logr.Discard()}
+	ans, err := alone.Answer(ctx, "udp", query(t, "example.com.", dnsmessage.TypeA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := parse(t, ans); got.rcode != dnsmessage.RCodeServerFailure {
 		t.Errorf("A example.com without upstreams: %+v, want SERVFAIL", got)
 	}
 	cancel()
