@@ -178,10 +178,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if rs.restart {
 			r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRestarting, "RecreatePod",
 				"Recreating replica %s, which %s", rs.Name, rs.Detail)
-			if rs.Pod != nil {
-				if err := r.deletePod(ctx, rs.Pod); err != nil {
-					return ctrl.Result{}, err
-				}
+		}
+		if (rs.restart || rs.unfinished) && rs.Pod != nil {
+			if err := r.deletePod(ctx, rs.Pod); err != nil {
+				return ctrl.Result{}, err
 			}
 		}
 	}
@@ -265,6 +265,10 @@ func (r *Reconciler) afterFinish(ctx context.Context, original client.Object, jo
 	var doomed []*corev1.Pod
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if rs := states.byName[p.Name]; rs != nil && rs.unfinished && rs.Pod == p {
+			doomed = append(doomed, p) // a deletion decided before the job finished
 			continue
 		}
 		switch policy {

@@ -43,6 +43,10 @@ type ReplicaState struct {
 	// restart is set when this reconcile recreates it: the recreation
 	// counts against the budgets.
 	restart bool
+	// unfinished: the status records this pod as deleted by the engine,
+	// yet it stands, undeleted (the controller stopped between writing the
+	// status and deleting it); the deletion is carried out again.
+	unfinished bool
 }
 
 // States are the states of a job's replicas.
@@ -153,6 +157,7 @@ func classify(rs *ReplicaState, r *Replica, obs observed, b *budget, finished bo
 		// Being deleted: by the engine (already counted) or by someone else
 		// (counted once it is gone, as lost).
 		rs.State, rs.Detail = Restarting, "is being deleted"
+		rs.unfinished = pod.DeletionTimestamp == nil && !obs.deleted(pod.UID)
 		if t, ok := Terminated(pod, mainContainerName(pod, r.MainContainer)); ok && !t.Disrupted && finished {
 			rs.State, rs.Detail = terminalState(t), t.Detail
 		}

@@ -18,6 +18,7 @@ func TestJobs(t *testing.T) {
 		{"restart/genericlimit", testGenericRestartLimit},
 		{"restart/disruptions", testDisruptions},
 		{"restart/nodegone", testNodeGone},
+		{"restart/interrupted", testInterruptedRestart},
 		{"deadline", testDeadline},
 		{"runmode/debug", testDebugMode},
 		{"runmode/pauseresume", testPauseResume},

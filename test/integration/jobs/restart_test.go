@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -255,4 +256,59 @@ func testNodeGone(t *testing.T, e *env) {
 	}
 	e.waitRecreated(t, pod)
 	e.waitBackoff(t, job, 1)
+}
+
+// testInterruptedRestart: a controller that stopped between recording a
+// restart in the status (the replica's pod marked Deleted, counted in
+// backoffCount) and deleting the pod finishes the restart when it comes
+// back, without counting it twice. The status is written here as such a
+// controller would have left it.
+func testInterruptedRestart(t *testing.T, e *env) {
+	ctx := testContext(t)
+	ns := e.namespace(t, nil)
+	job := pytorchJob(ns, "interrupted", pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
+	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](3)
+	if err := e.c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	pod := e.waitPods(ctx, t, ns, "interrupted", "interrupted-worker-0")["interrupted-worker-0"]
+	e.setPod(ctx, t, pod, corev1.PodRunning, nil)
+	eventually(ctx, t, "the replica running in the status", func() (bool, string, error) {
+		e.get(ctx, t, job)
+		return replicaPhase(job, pod.Name) == "Running", replicaPhase(job, pod.Name), nil
+	})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		e.get(ctx, t, job)
+		for i := range job.Status.Tasks {
+			for j := range job.Status.Tasks[i].Replicas {
+				if rs := &job.Status.Tasks[i].Replicas[j]; rs.Name == pod.Name {
+					rs.Phase = "Deleted"
+					job.Status.Tasks[i].RestartCount++
+				}
+			}
+		}
+		job.Status.BackoffCount++
+		return e.c.Status().Update(ctx, job)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitRecreated(t, pod)
+	e.get(ctx, t, job)
+	if job.Status.BackoffCount != 1 {
+		t.Errorf("backoffCount %d, want 1: the interrupted restart counts once", job.Status.BackoffCount)
+	}
+}
+
+// replicaPhase is the phase job's status records for the replica whose pod
+// is name.
+func replicaPhase(job *batchv1beta1.PyTorchTrainingJob, name string) string {
+	for _, tk := range job.Status.Tasks {
+		for _, rs := range tk.Replicas {
+			if rs.Name == name {
+				return rs.Phase
+			}
+		}
+	}
+	return ""
 }
