@@ -146,7 +146,7 @@ func slug(heading string) string {
 
 func TestSlug(t *testing.T) {
 	for heading, want := range map[string]string{
-		"What is installed: hack/cluster/manifests": "what-is-installed-hackclustermanifests",
+		"What is installed: test/cluster/manifests": "what-is-installed-testclustermanifests",
 		"Static volumes (the StorageShim contract)": "static-volumes-the-storageshim-contract",
 		"rclone's cache":                      "rclones-cache",
 		"The embedded default: make run":      "the-embedded-default-make-run",
