@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
@@ -32,13 +33,13 @@ const (
 // Labels and the scheduler name of the T9k Scheduler's pod contract.
 const (
 	// SchedulerName is the schedulerName of pods placed by the T9k Scheduler.
-	SchedulerName = "t9k-scheduler"
+	SchedulerName = schedulerv1beta1.SchedulerName
 	// QueueLabel names the queue of a pod.
-	QueueLabel = "scheduler.tensorstack.dev/queue"
+	QueueLabel = schedulerv1beta1.QueueLabel
 	// GroupNameLabel names the PodGroup of a pod.
-	GroupNameLabel = "scheduler.tensorstack.dev/group-name"
+	GroupNameLabel = schedulerv1beta1.GroupNameLabel
 	// RoleLabel names the PodGroup role of a pod.
-	RoleLabel = "scheduler.tensorstack.dev/role"
+	RoleLabel = schedulerv1beta1.RoleLabel
 )
 
 // PodName returns the name of the pod (and Service) of a replica.
