@@ -38,7 +38,8 @@ func envOf(c corev1.Container) map[string]string {
 
 // testPyTorchLifecycle runs a master and two workers to success: pods and
 // headless Services named <job>-<type>-<rank>, the torch.distributed
-// environment, restartPolicy Never, labels, and the status the manual shows.
+// environment, restartPolicy Never, labels, events, and the status the
+// manual shows.
 func testPyTorchLifecycle(t *testing.T, e *env) {
 	ctx := testContext(t)
 	ns := e.namespace(t, nil)
@@ -119,6 +120,10 @@ func testPyTorchLifecycle(t *testing.T, e *env) {
 	if s.CompletionTime == nil {
 		t.Error("no completionTime")
 	}
+	for _, name := range []string{"mnist-master-0", "mnist-worker-0", "mnist-worker-1"} {
+		e.waitEvent(ctx, t, ns, "mnist", "Created", "Created pod "+name)
+	}
+	e.waitEvent(ctx, t, ns, "mnist", "Succeeded", "The job has finished successfully.")
 	wantAgg := batchv1beta1.Aggregate{Running: 2, Succeeded: 1}
 	if diff := cmp.Diff(wantAgg, s.Aggregate); diff != "" {
 		t.Errorf("aggregate (-want +got):\n%s", diff)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -42,7 +43,7 @@ func (e *env) waitBackoff(t *testing.T, job *batchv1beta1.PyTorchTrainingJob, n 
 
 // testExitCodeTable: under ExitCode, 130, 137, 143 and 138 recreate the pod
 // (counted in backoffCount); 1, 2, 126, 127, 128, 139 and 255 fail the job
-// at once.
+// at once, the status keeping the container's exit code.
 func testExitCodeTable(t *testing.T, e *env) {
 	for _, tc := range []struct {
 		code    int32
@@ -71,12 +72,21 @@ func testExitCodeTable(t *testing.T, e *env) {
 			}
 			s := e.waitPhase(ctx, t, job, batchv1beta1.JobFailed)
 			c := condition(t, s, batchv1beta1.JobFailedCond)
-			if want := fmt.Sprintf("The job failed: replica exit-worker-0 exited with code %d.", tc.code); c.Message != want || c.Reason != "Failed" {
-				t.Errorf("Failed condition %+v, want message %q", c, want)
+			msg := fmt.Sprintf("The job failed: replica exit-worker-0 exited with code %d.", tc.code)
+			if c.Message != msg || c.Reason != "Failed" {
+				t.Errorf("Failed condition %+v, want message %q", c, msg)
 			}
 			if job.Status.BackoffCount != 0 {
 				t.Errorf("backoffCount %d, want 0", job.Status.BackoffCount)
 			}
+			var got []batchv1beta1.ContainerStatus
+			if len(s.Tasks) == 1 && len(s.Tasks[0].Replicas) == 1 {
+				got = s.Tasks[0].Replicas[0].Containers
+			}
+			if want := []batchv1beta1.ContainerStatus{{Name: "pytorch", State: "Terminated", ExitCode: tc.code}}; !cmp.Equal(got, want) {
+				t.Errorf("containers in the status %+v, want %+v (tasks %+v)", got, want, s.Tasks)
+			}
+			e.waitEvent(ctx, t, ns, "exit", "Failed", msg)
 		})
 	}
 }
