@@ -14,9 +14,25 @@ func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
 
-// TemplateRequests is what one pod made from spec asks of its queue.
+// TemplateRequests is what one pod made from spec asks of its queue. A
+// container that gives a limit but no request for a resource requests its
+// limit, as the API server defaults it when the pod is created.
 func TemplateRequests(spec *corev1.PodSpec) corev1.ResourceList {
-	return PodRequests(&corev1.Pod{Spec: *spec})
+	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			r := &cs[i].Resources
+			for name, limit := range r.Limits {
+				if _, ok := r.Requests[name]; !ok {
+					if r.Requests == nil {
+						r.Requests = corev1.ResourceList{}
+					}
+					r.Requests[name] = limit.DeepCopy()
+				}
+			}
+		}
+	}
+	return PodRequests(pod)
 }
 
 // Add adds b into a, allocating a when it is nil, and returns a.
@@ -91,7 +107,7 @@ func DominantShare(allocated, quota corev1.ResourceList) float64 {
 			continue
 		}
 		a := allocated[name]
-		if s := float64(a.MilliValue()) / float64(max.MilliValue()); s > share {
+		if s := a.AsApproximateFloat64() / max.AsApproximateFloat64(); s > share {
 			share = s
 		}
 	}

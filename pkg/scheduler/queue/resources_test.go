@@ -281,7 +281,6 @@ func TestDominantShareDRFOrder(t *testing.T) {
 // units (memory or storage in bytes) must not depend on whether their
 // milli-value fits in an int64.
 func TestDominantShareLargeQuantities(t *testing.T) {
-	t.Skip("DominantShare uses MilliValue, which overflows above 8Pi: share of 8Pi/16Pi comes out 0")
 	tests := []struct {
 		allocated, quota corev1.ResourceList
 		want             float64
@@ -300,7 +299,6 @@ func TestDominantShareLargeQuantities(t *testing.T) {
 // limits gets requests equal to them (API defaulting), so that is what it
 // asks of its queue; the seed's GPU examples set limits only.
 func TestTemplateRequestsLimitsOnly(t *testing.T) {
-	t.Skip("TemplateRequests reads only requests: a template with limits {nvidia.com/gpu: 4} counts no GPU")
 	spec := corev1.PodSpec{Containers: []corev1.Container{{
 		Name:      "worker",
 		Resources: corev1.ResourceRequirements{Limits: rl("cpu", "2", "nvidia.com/gpu", "4")},

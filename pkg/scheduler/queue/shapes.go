@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -28,6 +29,19 @@ func ParseShapes(data map[string]string, profile string) ([]Shape, error) {
 	}
 	if len(shapes) == 0 {
 		return nil, fmt.Errorf("key %q of ConfigMap t9k-system/resource-shapes lists no shapes", profile)
+	}
+	for i, s := range shapes {
+		if len(s) == 0 {
+			return nil, fmt.Errorf("key %q of ConfigMap t9k-system/resource-shapes: shape %d names no resource", profile, i)
+		}
+		for name, q := range s {
+			if errs := validation.IsQualifiedName(string(name)); len(errs) > 0 {
+				return nil, fmt.Errorf("key %q of ConfigMap t9k-system/resource-shapes: shape %d: resource name %q: %s", profile, i, name, errs[0])
+			}
+			if q.Sign() < 0 {
+				return nil, fmt.Errorf("key %q of ConfigMap t9k-system/resource-shapes: shape %d: %s is negative", profile, i, name)
+			}
+		}
 	}
 	return shapes, nil
 }

@@ -1,0 +1,139 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/gang"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
+)
+
+// GangName is the name of the gang scheduling plugin.
+const GangName = "T9kGang"
+
+// DefaultGangTimeout is how long the reserved pods of an incomplete gang
+// wait for the rest before every reservation is released.
+const DefaultGangTimeout = 60 * time.Second
+
+// Gang binds the pods of a PodGroup all together or not at all. PreFilter
+// holds back the pods of a group that does not yet have the pods its
+// minMember and roles ask for; Permit keeps each reserved pod waiting until
+// the group's reserved and bound pods satisfy it, then lets them all bind;
+// when one is rejected or the wait times out, Unreserve rejects every other
+// waiting pod of the group, so no reservation of a gang that cannot
+// complete is kept and no partial gang is bound.
+type Gang struct {
+	s       *state
+	h       fwk.Handle
+	timeout time.Duration
+}
+
+var (
+	_ fwk.PreFilterPlugin   = (*Gang)(nil)
+	_ fwk.PermitPlugin      = (*Gang)(nil)
+	_ fwk.ReservePlugin     = (*Gang)(nil)
+	_ fwk.EnqueueExtensions = (*Gang)(nil)
+)
+
+// NewGang is the plugin's factory.
+func NewGang(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	s, err := stateFor(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return &Gang{s: s, h: h, timeout: gangTimeout}, nil
+}
+
+// gangTimeout is set by the --gang-timeout flag of the scheduler command.
+var gangTimeout = DefaultGangTimeout
+
+// Name is the plugin's name.
+func (p *Gang) Name() string { return GangName }
+
+// PreFilter holds back the pods of a group that is not yet complete.
+func (p *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	m := p.s.membership(pod)
+	if m.Group == "" {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	pg := p.s.group(pod.Namespace, m.Group)
+	if pg == nil {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s/%s does not exist", pod.Namespace, m.Group))
+	}
+	var c gang.Count
+	for _, other := range p.s.groupPods(pod.Namespace + "/" + m.Group) {
+		if queue.Finished(other) || other.DeletionTimestamp != nil {
+			continue
+		}
+		c.Add(other.Labels[schedv1beta1.RoleLabel])
+	}
+	if short := gang.Shortfall(&pg.Spec, c); short != "" {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s/%s has %s", pod.Namespace, m.Group, short))
+	}
+	return nil, nil
+}
+
+// PreFilterExtensions returns nil: a gang does not depend on a node's pods.
+func (p *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Permit lets the pod bind once its group is satisfied by the pods reserved
+// or bound, and then lets every waiting pod of the group bind with it.
+func (p *Gang) Permit(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) (*fwk.Status, time.Duration) {
+	m := p.s.membership(pod)
+	if m.Group == "" {
+		return nil, 0
+	}
+	pg := p.s.group(pod.Namespace, m.Group)
+	if pg == nil {
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s/%s does not exist", pod.Namespace, m.Group)), 0
+	}
+	key := pod.Namespace + "/" + m.Group
+	total, byRole := p.s.heldBy(key)
+	if short := gang.Shortfall(&pg.Spec, gang.Count{Total: total, ByRole: byRole}); short != "" {
+		logger(ctx).V(4).Info("Gang incomplete, waiting", "pod", pod.Namespace+"/"+pod.Name, "podGroup", key, "has", short)
+		return fwk.NewStatus(fwk.Wait, fmt.Sprintf("PodGroup %s has %s reserved", key, short)), p.timeout
+	}
+	p.h.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		if wpKey(wp.GetPod()) == key {
+			wp.Allow(GangName)
+		}
+	})
+	return nil, 0
+}
+
+// Reserve does nothing: the queue plugin accounts reservations.
+func (p *Gang) Reserve(context.Context, fwk.CycleState, *corev1.Pod, string) *fwk.Status { return nil }
+
+// Unreserve rejects the group's other waiting pods, releasing their
+// reservations, when one of them is rejected or times out.
+func (p *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) {
+	key := wpKey(pod)
+	if key == "" {
+		return
+	}
+	p.h.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		if other := wp.GetPod(); other.UID != pod.UID && wpKey(other) == key {
+			logger(ctx).V(3).Info("Releasing gang member", "pod", other.Namespace+"/"+other.Name, "podGroup", key, "because", pod.Name)
+			wp.Reject(GangName, fmt.Sprintf("PodGroup %s: member %s was not scheduled", key, pod.Name))
+		}
+	})
+}
+
+// EventsToRegister requeues held-back pods when the group or its pods change.
+func (p *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return schedulerEvents(), nil
+}
+
+// wpKey is the "namespace/group" of pod, "" for a pod in no group.
+func wpKey(pod *corev1.Pod) string {
+	if g := pod.Labels[schedv1beta1.GroupNameLabel]; g != "" {
+		return pod.Namespace + "/" + g
+	}
+	return ""
+}

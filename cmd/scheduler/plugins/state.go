@@ -1,0 +1,298 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
+)
+
+// groupIndex indexes pods by "namespace/group".
+const groupIndex = "t9k-podgroup"
+
+// held is what one pod holds of its queue.
+type held struct {
+	queue    string
+	group    string // namespace/name, "" for none
+	role     string
+	requests corev1.ResourceList
+	// assumed: reserved by this scheduler and not yet seen bound.
+	assumed bool
+}
+
+// state is what the T9k plugins of one scheduler profile share: the Queues
+// and PodGroups, and what every queue holds now, kept up to date from the
+// pod informer and from the scheduler's own reservations, so a decision
+// never waits on a status written by a controller.
+type state struct {
+	handle fwk.Handle
+	queues cache.Indexer
+	groups cache.Indexer
+	pods   cache.SharedIndexInformer
+	// shapeCMs holds the ConfigMap of resource shape profiles.
+	shapeCMs shapeLister
+
+	mu        sync.Mutex
+	held      map[types.UID]held
+	allocated map[string]corev1.ResourceList
+}
+
+var (
+	statesMu sync.Mutex
+	states   = map[fwk.Handle]*state{}
+)
+
+// stateFor returns the state of the profile of h, starting it on first use.
+func stateFor(ctx context.Context, h fwk.Handle) (*state, error) {
+	statesMu.Lock()
+	defer statesMu.Unlock()
+	if s, ok := states[h]; ok {
+		return s, nil
+	}
+	s, err := newState(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	states[h] = s
+	return s, nil
+}
+
+func newState(ctx context.Context, h fwk.Handle) (*state, error) {
+	dyn, err := dynamic.NewForConfig(h.KubeConfig())
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	s := &state{handle: h, held: map[types.UID]held{}, allocated: map[string]corev1.ResourceList{}}
+	queues := typedInformer(dyn, "queues", func() runtime.Object { return &schedv1beta1.Queue{} })
+	groups := typedInformer(dyn, "podgroups", func() runtime.Object { return &schedv1beta1.PodGroup{} })
+	s.queues, s.groups = queues.GetIndexer(), groups.GetIndexer()
+
+	s.pods = h.SharedInformerFactory().Core().V1().Pods().Informer()
+	if err := s.pods.AddIndexers(cache.Indexers{groupIndex: indexByGroup}); err != nil {
+		return nil, fmt.Errorf("pod index: %w", err)
+	}
+	if _, err := s.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { s.observe(obj) },
+		UpdateFunc: func(_, obj interface{}) { s.observe(obj) },
+		DeleteFunc: s.forget,
+	}); err != nil {
+		return nil, fmt.Errorf("pod handler: %w", err)
+	}
+	shapes := shapesFactory(h.ClientSet())
+	shapeCMs := shapes.Core().V1().ConfigMaps()
+	s.shapeCMs = shapeLister{shapeCMs.Lister().ConfigMaps(schedv1beta1.ShapesNamespace)}
+	shapeInformer := shapeCMs.Informer()
+	shapes.Start(ctx.Done())
+	go queues.Run(ctx.Done())
+	go groups.Run(ctx.Done())
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), queues.HasSynced, groups.HasSynced, shapeInformer.HasSynced) {
+		return nil, fmt.Errorf("queues and podgroups of %s did not sync; are the CRDs installed?", schedv1beta1.GroupVersion)
+	}
+	return s, nil
+}
+
+// typedInformer watches a resource of the scheduler API group through the
+// dynamic client and stores typed objects.
+func typedInformer(dyn dynamic.Interface, resource string, newObj func() runtime.Object) cache.SharedIndexInformer {
+	ri := dyn.Resource(schedv1beta1.GroupVersion.WithResource(resource))
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
+		WatchFuncWithContext: ri.Watch,
+	}
+	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	_ = inf.SetTransform(func(obj interface{}) (interface{}, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		typed := newObj()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", resource, u.GetName(), err)
+		}
+		return typed, nil
+	})
+	return inf
+}
+
+func indexByGroup(obj interface{}) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if g := pod.Labels[schedv1beta1.GroupNameLabel]; g != "" {
+		return []string{pod.Namespace + "/" + g}, nil
+	}
+	return nil, nil
+}
+
+// queue returns the Queue name, or nil.
+func (s *state) queue(name string) *schedv1beta1.Queue {
+	obj, ok, _ := s.queues.GetByKey(name)
+	if !ok {
+		return nil
+	}
+	q, _ := obj.(*schedv1beta1.Queue)
+	return q
+}
+
+// group returns the PodGroup namespace/name, or nil.
+func (s *state) group(namespace, name string) *schedv1beta1.PodGroup {
+	obj, ok, _ := s.groups.GetByKey(namespace + "/" + name)
+	if !ok {
+		return nil
+	}
+	pg, _ := obj.(*schedv1beta1.PodGroup)
+	return pg
+}
+
+// membership resolves pod's queue and group.
+func (s *state) membership(pod *corev1.Pod) queue.Membership {
+	return queue.MembershipOf(pod, s.group)
+}
+
+// groupPods returns the pods of the group namespace/name.
+func (s *state) groupPods(key string) []*corev1.Pod {
+	objs, _ := s.pods.GetIndexer().ByIndex(groupIndex, key)
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, p)
+		}
+	}
+	return pods
+}
+
+// allocatedTo returns a copy of what queue name holds now.
+func (s *state) allocatedTo(name string) corev1.ResourceList {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allocated[name].DeepCopy()
+}
+
+// share is the dominant-resource share of the queue name.
+func (s *state) share(name string) float64 {
+	q := s.queue(name)
+	if q == nil || q.Spec.Quota == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return queue.DominantShare(s.allocated[name], q.Spec.Quota.Requests)
+}
+
+// holding reports what pod uid holds, if anything.
+func (s *state) holding(uid types.UID) (held, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.held[uid]
+	return h, ok
+}
+
+// heldBy counts the pods of group key that hold resources (bound or
+// assumed), by role.
+func (s *state) heldBy(key string) (total int, byRole map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byRole = map[string]int{}
+	for _, h := range s.held {
+		if h.group == key {
+			total++
+			byRole[h.role]++
+		}
+	}
+	return total, byRole
+}
+
+// assume records that this scheduler reserved a node for pod.
+func (s *state) assume(pod *corev1.Pod) {
+	m := s.membership(pod)
+	if m.Queue == "" && m.Group == "" {
+		return
+	}
+	s.set(pod.UID, held{queue: m.Queue, group: groupKey(pod, m), role: m.Role, requests: queue.PodRequests(pod), assumed: true})
+}
+
+// unassume drops a reservation that did not end in a binding.
+func (s *state) unassume(pod *corev1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h, ok := s.held[pod.UID]; ok && h.assumed {
+		s.dropLocked(pod.UID, h)
+	}
+}
+
+func (s *state) observe(obj interface{}) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	m := s.membership(pod)
+	if (m.Queue == "" && m.Group == "") || !queue.Holds(pod) {
+		s.mu.Lock()
+		if h, ok := s.held[pod.UID]; ok && (!h.assumed || queue.Finished(pod) || pod.DeletionTimestamp != nil) {
+			s.dropLocked(pod.UID, h)
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.set(pod.UID, held{queue: m.Queue, group: groupKey(pod, m), role: m.Role, requests: queue.PodRequests(pod)})
+}
+
+func (s *state) forget(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h, ok := s.held[pod.UID]; ok {
+		s.dropLocked(pod.UID, h)
+	}
+}
+
+func (s *state) set(uid types.UID, h held) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.held[uid]; ok {
+		s.dropLocked(uid, old)
+	}
+	s.held[uid] = h
+	if h.queue != "" {
+		s.allocated[h.queue] = queue.Add(s.allocated[h.queue], h.requests)
+	}
+}
+
+func (s *state) dropLocked(uid types.UID, h held) {
+	delete(s.held, uid)
+	if a := s.allocated[h.queue]; a != nil {
+		queue.Sub(a, h.requests)
+	}
+}
+
+func groupKey(pod *corev1.Pod, m queue.Membership) string {
+	if m.Group == "" {
+		return ""
+	}
+	return pod.Namespace + "/" + m.Group
+}
+
+// logger is the logger of ctx.
+func logger(ctx context.Context) klog.Logger { return klog.FromContext(ctx) }
