@@ -18,7 +18,8 @@ type build struct {
 }
 
 // BuildCmd builds ./cmd/<name> once per process into a temp dir and returns
-// the binary's path, so tests and bench programs run the real binary.
+// the binary's path, so tests and bench programs run the real binary. A
+// command with a Go module of its own (cmd/<name>/go.mod) is built in it.
 func BuildCmd(name string) (string, error) {
 	v, _ := builds.LoadOrStore(name, &build{})
 	b := v.(*build)
@@ -36,6 +37,10 @@ func BuildCmd(name string) (string, error) {
 		b.path = filepath.Join(dir, name)
 		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/"+name)
 		cmd.Dir = root
+		if _, err := os.Stat(filepath.Join(root, "cmd", name, "go.mod")); err == nil {
+			cmd = exec.Command("go", "build", "-o", b.path, ".")
+			cmd.Dir = filepath.Join(root, "cmd", name)
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("building %s: %w\n%s", name, err, out)
 		}
