@@ -27,6 +27,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/queues"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/shim"
 )
@@ -42,14 +43,14 @@ type Options struct {
 	// LeaderElectionNamespace holds the election lease; empty means the pod's namespace.
 	LeaderElectionNamespace string
 	// WebhookHost, WebhookPort and WebhookCertDir configure the webhook
-	// server (CRD conversion, job validation); the directory holds tls.crt
-	// and tls.key.
+	// server (CRD conversion, job validation, queue admission); the
+	// directory holds tls.crt and tls.key.
 	WebhookHost    string
 	WebhookPort    int
 	WebhookCertDir string
 	// WebhookSelfSigned makes the manager issue its own webhook certificate
 	// for WebhookServiceDNS at start and inject its CA into the CRDs and the
-	// jobs' ValidatingWebhookConfiguration.
+	// ValidatingWebhookConfigurations of the jobs and the queues.
 	WebhookSelfSigned bool
 	// WebhookServiceDNS is the DNS name of the webhook Service.
 	WebhookServiceDNS string
@@ -167,6 +168,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := jobs.Setup(mgr, kinds.All(), jobs.Options{}); err != nil {
 		return nil, fmt.Errorf("setting up the job controllers: %w", err)
+	}
+	if err := queues.Setup(mgr, kinds.All()); err != nil {
+		return nil, fmt.Errorf("setting up the queue controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)

@@ -81,13 +81,14 @@ type PodGroupStatus struct {
 }
 
 // PodGroup is a gang of pods that the T9k Scheduler binds all together or not at all.
-//
-// accelstack serves this API but does not schedule PodGroups yet: a PodGroup
-// is stored and validated, and nothing acts on it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.spec.queue`
 // +kubebuilder:printcolumn:name="MinMember",type=integer,JSONPath=`.spec.minMember`
+// +kubebuilder:printcolumn:name="Scheduled",type=string,JSONPath=`.status.conditions[?(@.type=="GroupScheduled")].status`
+// +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.running`
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pending`
+// +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PodGroup struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -88,14 +88,16 @@ type QueueStatus struct {
 
 // Queue is a pool of resources with a quota, a priority and permissions,
 // created by cluster admins and used by the T9k Scheduler.
-//
-// accelstack serves this API but does not schedule against Queues yet: a
-// Queue is stored and validated, and nothing enforces it.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`
 // +kubebuilder:printcolumn:name="Closed",type=boolean,JSONPath=`.spec.closed`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="PodGroups",type=integer,JSONPath=`.status.podGroups.total`
+// +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.pods.running`
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pods.pending`
+// +kubebuilder:printcolumn:name="MaxDuration",type=string,JSONPath=`.spec.maxDuration`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Queue struct {
 	metav1.TypeMeta   `json:",inline"`
