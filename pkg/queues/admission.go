@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
@@ -28,6 +29,20 @@ type admitter struct {
 	// apiReader reads Namespaces and T9k Jobs.
 	apiReader client.Reader
 	members   *members
+	// caches are the caches behind client and members, which the webhook
+	// (served from the manager's start) waits for; nil in tests.
+	caches []cache.Cache
+}
+
+// waitForCaches waits until the caches have synced, or ctx ends (the
+// webhook's timeout).
+func (a *admitter) waitForCaches(ctx context.Context) error {
+	for _, c := range a.caches {
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("the queue caches have not synced yet")
+		}
+	}
+	return nil
 }
 
 // admit decides whether queue name takes pods (each pod's requests) from

@@ -45,6 +45,9 @@ func (v *jobValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if s == nil || s.T9kScheduler == nil || s.T9kScheduler.Queue == "" {
 		return admission.Allowed("")
 	}
+	if err := v.admitter.waitForCaches(ctx); err != nil {
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	}
 	r, err := v.admitter.admit(ctx, s.T9kScheduler.Queue, req.Namespace, jobPods(job), true)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)

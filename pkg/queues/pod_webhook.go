@@ -45,6 +45,9 @@ func (v *podValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if pod.Spec.SchedulerName != schedv1beta1.SchedulerName {
 		return admission.Allowed("")
 	}
+	if err := v.admitter.waitForCaches(ctx); err != nil {
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	}
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace
 	}

@@ -46,7 +46,7 @@ func Setup(mgr ctrl.Manager, jobKinds []jobs.Kind) error {
 		}
 		kinds[gvk.GroupKind()] = k
 	}
-	a := &admitter{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), members: m}
+	a := &admitter{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), members: m, caches: []cache.Cache{mgr.GetCache(), pods}}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv := mgr.GetWebhookServer()
 	srv.Register(PodPath, &admission.Webhook{Handler: &podValidator{admitter: a, jobKinds: kinds, decoder: decoder}})
