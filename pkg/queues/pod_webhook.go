@@ -76,10 +76,8 @@ func (v *podValidator) admittedWithJob(ctx context.Context, pod *corev1.Pod, nam
 	if ref == nil {
 		return false, nil
 	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return false, nil
-	}
+	// An unreadable apiVersion names no job kind.
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
 	kind, ok := v.jobKinds[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
 	if !ok {
 		return false, nil

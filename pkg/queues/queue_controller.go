@@ -71,9 +71,10 @@ func (r *queueReconciler) expire(ctx context.Context, q *schedv1beta1.Queue, pod
 	if q.Spec.MaxDuration == nil {
 		return 0, nil
 	}
-	limit, err := queue.ParseMaxDuration(*q.Spec.MaxDuration)
-	if err != nil || limit == 0 {
-		return 0, nil // Ready=False says why; 0 means no limit
+	// An unreadable maxDuration (Ready=False says why) limits nothing, as 0.
+	limit, _ := queue.ParseMaxDuration(*q.Spec.MaxDuration)
+	if limit == 0 {
+		return 0, nil
 	}
 	now := time.Now()
 	victims, next := expired(pods, limit, now)
