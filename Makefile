@@ -14,6 +14,23 @@ LDFLAGS    := -X $(MODULE)/pkg/version.gitVersion=$(VERSION) \
               -X $(MODULE)/pkg/version.gitCommit=$(GIT_COMMIT) \
               -X $(MODULE)/pkg/version.buildDate=$(BUILD_DATE)
 
+# The scheduler (cmd/scheduler) is kube-scheduler with the T9k plugins, in a
+# Go module of its own that the root module's ./... leaves out: build-scheduler,
+# vet, lint, test-go and verify run the go commands in its directory too. It
+# is stamped as Kubernetes stamps kube-scheduler, with the version of
+# k8s.io/kubernetes it is built on (what --version prints), and with this
+# checkout's commit and the build date.
+SCHEDULER_MODULE := cmd/scheduler
+KUBE_VERSION      = $(shell awk '$$1 == "k8s.io/kubernetes" {print $$2; exit}' $(SCHEDULER_MODULE)/go.mod)
+KUBE_MAJOR        = $(word 1,$(subst ., ,$(KUBE_VERSION:v%=%)))
+KUBE_MINOR        = $(word 2,$(subst ., ,$(KUBE_VERSION)))
+SCHEDULER_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+                    -X k8s.io/component-base/version.gitMajor=$(KUBE_MAJOR) \
+                    -X k8s.io/component-base/version.gitMinor=$(KUBE_MINOR) \
+                    -X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT) \
+                    -X k8s.io/component-base/version.buildDate=$(BUILD_DATE) \
+                    -X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)
+
 # Tool versions, installed from the Go module proxy into $(LOCALBIN).
 CONTROLLER_GEN_VERSION  ?= v0.23.0
 GOLANGCI_LINT_VERSION   ?= v2.15.0
@@ -64,6 +81,11 @@ build: $(addprefix build-,$(CMDS)) ## Build all binaries into bin/, version stam
 build-%: ## Build one binary, e.g. build-csi-s3.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$* ./cmd/$*
 
+.PHONY: build-scheduler
+build-scheduler: ## Build the scheduler from its own module (cmd/scheduler/go.mod), stamped with its Kubernetes version.
+	@test -n "$(KUBE_VERSION)" || { echo "no k8s.io/kubernetes version in $(SCHEDULER_MODULE)/go.mod"; exit 1; }
+	go -C $(SCHEDULER_MODULE) build -trimpath -ldflags "$(SCHEDULER_LDFLAGS)" -o $(abspath $(BIN_DIR))/scheduler .
+
 .PHONY: images
 images: build $(RCLONE) ## Build an OCI image archive per binary into bin/images; IMAGES_ARGS="--registry=R --tag=T" renames them.
 	go run ./hack/images --bin-dir=$(BIN_DIR) --out-dir=$(BIN_DIR)/images --tool=rclone=$(RCLONE) $(IMAGES_ARGS)
@@ -87,18 +109,22 @@ fmt: ## Format the Go code.
 	gofmt -s -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet, in the root module and the scheduler's.
 	go vet ./...
+	go -C $(SCHEDULER_MODULE) vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run gofmt check, go vet and golangci-lint.
+lint: $(GOLANGCI_LINT) ## Run gofmt check, go vet and golangci-lint, in the root module and the scheduler's.
 	@out=$$(gofmt -s -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt'ed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	go -C $(SCHEDULER_MODULE) vet ./...
 	$(GOLANGCI_LINT) run ./...
+	cd $(SCHEDULER_MODULE) && $(abspath $(GOLANGCI_LINT)) run --config $(CURDIR)/.golangci.yml ./...
 
 .PHONY: verify
 verify: generate manifests fmt ## Regenerate everything, then fail if the tree changed.
 	go mod tidy
+	go -C $(SCHEDULER_MODULE) mod tidy
 	@if [ -n "$$(git status --porcelain)" ]; then echo "the tree is dirty after regeneration:"; git status --porcelain; git diff | head -50; exit 1; fi
 
 ##@ Tests
@@ -107,15 +133,18 @@ verify: generate manifests fmt ## Regenerate everything, then fail if the tree c
 test: lint envtest-assets tools test-go ## Everything CI runs: lint, unit and real-part tests.
 
 .PHONY: test-go
-test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, and integration against real parts from the cache).
+test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module's too, and integration against real parts from the cache).
 	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE); \
 	units=$$(go list ./... | grep -v '/test/integration'); \
 	echo "go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
 	go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
 	echo "go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
+	echo "go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./..."; \
+	go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./...; scheduler=$$?; \
 	wait $$integration; integ=$$?; \
-	if [ $$unit -ne 0 ] || [ $$integ -ne 0 ]; then echo "unit packages: exit $$unit; integration: exit $$integ"; exit 1; fi
+	if [ $$unit -ne 0 ] || [ $$scheduler -ne 0 ] || [ $$integ -ne 0 ]; then \
+		echo "unit packages: exit $$unit; scheduler module: exit $$scheduler; integration: exit $$integ"; exit 1; fi
 
 .PHONY: bench
 bench: envtest-assets tools bench-tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.

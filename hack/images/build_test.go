@@ -100,6 +100,27 @@ func TestBinaryVersion(t *testing.T) {
 	if _, err := binaryVersion(context.Background(), filepath.Join(dir, "node-agent")); err == nil {
 		t.Error("binaryVersion() of a binary that calls itself other succeeded")
 	}
+
+	// A Kubernetes component, the scheduler, reports the Kubernetes version
+	// it is built on, and the commit with --version=raw.
+	scheduler := filepath.Join(dir, "scheduler")
+	buildKubeStamped(t, scheduler, "-X main.gitVersion=v1.37.2 -X main.gitCommit=abc1234")
+	if v, err := binaryVersion(context.Background(), scheduler); err != nil || v.version != "v1.37.2" || v.commit != "abc1234" {
+		t.Errorf("binaryVersion() of a Kubernetes component = %+v, %v; want v1.37.2 abc1234", v, err)
+	}
+	buildKubeStamped(t, scheduler, "-X main.gitVersion=v1.37.2 -X main.gitCommit=")
+	if v, err := binaryVersion(context.Background(), scheduler); err == nil {
+		t.Errorf("binaryVersion() of a Kubernetes component without a commit = %+v, want an error", v)
+	}
+}
+
+// buildKubeStamped builds testdata/kubestamped at path with ldflags.
+func buildKubeStamped(t *testing.T, path, ldflags string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-trimpath", "-o", path, "-ldflags", ldflags, "./testdata/kubestamped")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 }
 
 func TestToolFlag(t *testing.T) {

@@ -60,13 +60,20 @@ var Definitions = []Definition{
 	},
 	{Binary: "device-plugin"},
 	{Binary: "node-agent"},
+	{
+		// The T9k Scheduler, built from a module of its own
+		// (cmd/scheduler/go.mod); the Deployment runs it as non-root.
+		Binary: "scheduler",
+		User:   "65532:65532",
+	},
 }
 
 // Definition is what the image of one accelstack binary holds: the binary
 // at /usr/bin/<Binary>, its entrypoint, and the Programs, Files and Links.
 // Every executable comes with its shared-library closure.
 type Definition struct {
-	// Binary is the command, built from cmd/<Binary>.
+	// Binary is the command, built from cmd/<Binary> (from its own Go
+	// module where cmd/<Binary>/go.mod exists).
 	Binary string
 	// User is the user:group the container runs as; empty means root.
 	User string

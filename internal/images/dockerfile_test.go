@@ -99,6 +99,11 @@ type makefile struct {
 	// versionVars maps each pkg/version variable that LDFLAGS stamps to the
 	// make variable it takes, e.g. gitVersion -> VERSION.
 	versionVars map[string]string
+	// kubeStamps maps each variable, package.name, that SCHEDULER_LDFLAGS
+	// stamps to the make variable it takes, e.g.
+	// k8s.io/component-base/version.gitVersion -> KUBE_VERSION: how
+	// build-scheduler stamps the binary of a module of its own.
+	kubeStamps map[string]string
 	// tools maps a Go tool's name to its module and version variable.
 	tools map[string][2]string
 	// vars holds the NAME ?= value defaults.
@@ -111,9 +116,12 @@ func readMakefile(t *testing.T, root string) makefile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := makefile{versionVars: map[string]string{}, tools: map[string][2]string{}, vars: map[string]string{}}
+	m := makefile{versionVars: map[string]string{}, kubeStamps: map[string]string{}, tools: map[string][2]string{}, vars: map[string]string{}}
 	for _, v := range regexp.MustCompile(`-X \$\(MODULE\)/pkg/version\.(\w+)=\$\((\w+)\)`).FindAllStringSubmatch(string(b), -1) {
 		m.versionVars[v[1]] = v[2]
+	}
+	for _, v := range regexp.MustCompile(`-X (k8s\.io/[\w./-]+\.\w+)=\$\((\w+)\)`).FindAllStringSubmatch(string(b), -1) {
+		m.kubeStamps[v[1]] = v[2]
 	}
 	for _, v := range regexp.MustCompile(`\$\(call go-install-tool,\$@,(\S+?),\$\((\w+)\),(\S+?)\)`).FindAllStringSubmatch(string(b), -1) {
 		m.tools[v[3]] = [2]string{v[1], v[2]}
@@ -121,8 +129,8 @@ func readMakefile(t *testing.T, root string) makefile {
 	for _, v := range regexp.MustCompile(`(?m)^(\w+)\s*\?=\s*(\S+)\s*$`).FindAllStringSubmatch(string(b), -1) {
 		m.vars[v[1]] = v[2]
 	}
-	if len(m.versionVars) == 0 || len(m.tools) == 0 {
-		t.Fatalf("the Makefile's LDFLAGS or go-install-tool calls did not parse: %v %v", m.versionVars, m.tools)
+	if len(m.versionVars) == 0 || len(m.kubeStamps) == 0 || len(m.tools) == 0 {
+		t.Fatalf("the Makefile's LDFLAGS, SCHEDULER_LDFLAGS or go-install-tool calls did not parse: %v %v %v", m.versionVars, m.kubeStamps, m.tools)
 	}
 	return m
 }
@@ -137,6 +145,21 @@ func goVersion(t *testing.T, root string) string {
 	m := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(b)
 	if m == nil {
 		t.Fatal("go.mod has no go directive")
+	}
+	return string(m[1])
+}
+
+// kubeVersion returns the k8s.io/kubernetes version that the go.mod at path
+// requires.
+func kubeVersion(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s requires no k8s.io/kubernetes", path)
 	}
 	return string(m[1])
 }
@@ -168,7 +191,10 @@ func setDiff(what string, got, want []string) string {
 // `make images` builds: the binary stamped like `make build`, the Go tools
 // at the Makefile's versions, the Debian packages of the definition on the
 // Debian release of the definition, the files laid out by hack/images
-// --layer, and the definition's entrypoint, user and PATH.
+// --layer, and the definition's entrypoint, user and PATH. A binary with a
+// Go module of its own (cmd/<binary>/go.mod, the scheduler) is built in
+// its module's directory and stamped like `make build-scheduler`, with the
+// Kubernetes version of its go.mod, which its version label records.
 func TestDockerfiles(t *testing.T) {
 	root := repoRoot(t)
 	mk := readMakefile(t, root)
@@ -190,28 +216,69 @@ func TestDockerfiles(t *testing.T) {
 			build, rootfs, final := stages[0], stages[1], stages[2]
 			errorf := func(format string, args ...any) { t.Errorf(path+": "+format, args...) }
 
+			// What builds the binary, and the variables it stamps (package.name)
+			// with the make variables they take.
+			goMod := filepath.Join(root, "cmd", d.Binary, "go.mod")
+			_, err = os.Stat(goMod)
+			module := err == nil
+			stamps := map[string]string{}
+			for v, makeVar := range mk.versionVars {
+				stamps["github.com/accelstack/accelstack/pkg/version."+v] = makeVar
+			}
+			isBuild := func(c string) bool { return strings.Contains(c, "go build") && strings.Contains(c, " ./cmd/") }
+			wantBuild := "go build -trimpath ... -o /out/" + d.Binary + " ./cmd/" + d.Binary
+			builds := func(c string) bool {
+				return isBuild(c) && strings.HasSuffix(c, "-o /out/"+d.Binary+" ./cmd/"+d.Binary) && strings.Contains(c, "-trimpath")
+			}
+			versionVar, commitVar := mk.versionVars["gitVersion"], mk.versionVars["gitCommit"]
+			if module {
+				stamps = mk.kubeStamps
+				moduleBuild := "go -C cmd/" + d.Binary + " build "
+				isBuild = func(c string) bool {
+					return strings.Contains(c, moduleBuild) || (strings.Contains(c, "go build") && strings.Contains(c, " ./cmd/"))
+				}
+				wantBuild = moduleBuild + "-trimpath ... -o /out/" + d.Binary + " ."
+				builds = func(c string) bool {
+					return strings.Contains(c, moduleBuild) && strings.HasSuffix(c, "-o /out/"+d.Binary+" .") && strings.Contains(c, "-trimpath")
+				}
+				versionVar = mk.kubeStamps["k8s.io/component-base/version.gitVersion"]
+				commitVar = mk.kubeStamps["k8s.io/component-base/version.gitCommit"]
+				if versionVar == "" || commitVar == "" {
+					t.Fatalf("the Makefile's SCHEDULER_LDFLAGS stamps no k8s.io/component-base/version gitVersion or gitCommit: %v", mk.kubeStamps)
+				}
+				kver := kubeVersion(t, goMod)
+				for _, s := range []stage{build, final} {
+					if got := s.args[versionVar]; got != kver {
+						errorf("stage %s: ARG %s=%s, want %s, the k8s.io/kubernetes of %s", s.from, versionVar, got, kver, filepath.Join("cmd", d.Binary, "go.mod"))
+					}
+				}
+				if !slices.Contains(build.shellCommands(), "go -C cmd/"+d.Binary+" mod download") {
+					errorf("the build stage does not run go -C cmd/%s mod download", d.Binary)
+				}
+			}
+
 			if want := "golang:" + goVer + "-" + DebianRelease; build.from != want || build.name != "build" {
 				errorf("first stage is FROM %s AS %s, want FROM %s AS build (go.mod's Go on Debian %s)", build.from, build.name, want, DebianRelease)
 			}
 			var built, installed []string
 			for _, c := range build.shellCommands() {
 				c = build.expand(c)
-				if strings.Contains(c, "go build") && strings.Contains(c, " ./cmd/") {
+				if isBuild(c) {
 					built = append(built, c)
 				}
 				if m := regexp.MustCompile(`go install (\S+)`).FindStringSubmatch(c); m != nil {
 					installed = append(installed, m[1])
 				}
 			}
-			if len(built) != 1 || !strings.HasSuffix(built[0], "-o /out/"+d.Binary+" ./cmd/"+d.Binary) || !strings.Contains(built[0], "-trimpath") {
-				errorf("builds %q, want one go build -trimpath ... -o /out/%s ./cmd/%s", built, d.Binary, d.Binary)
+			if len(built) != 1 || !builds(built[0]) {
+				errorf("builds %q, want one %s", built, wantBuild)
 			}
 			for _, in := range build.find("RUN") {
-				if !strings.Contains(in, " ./cmd/"+d.Binary) {
+				if !isBuild(in) || !strings.Contains(in, "/out/"+d.Binary+" ") {
 					continue
 				}
-				for v, makeVar := range mk.versionVars {
-					stamp := "-X github.com/accelstack/accelstack/pkg/version." + v + "=${" + makeVar + "}"
+				for v, makeVar := range stamps {
+					stamp := "-X " + v + "=${" + makeVar + "}"
 					if !strings.Contains(in, stamp) {
 						errorf("go build lacks %s, which make build stamps", stamp)
 					}
@@ -283,7 +350,7 @@ func TestDockerfiles(t *testing.T) {
 			if got := final.find("USER"); !slices.Equal(got, wantUser) {
 				errorf("USER %q, want %q", got, wantUser)
 			}
-			wantLabels := []string{LabelRevision + "=${" + mk.versionVars["gitCommit"] + "}", LabelVersion + "=${" + mk.versionVars["gitVersion"] + "}"}
+			wantLabels := []string{LabelRevision + "=${" + commitVar + "}", LabelVersion + "=${" + versionVar + "}"}
 			var labels []string
 			for _, l := range final.find("LABEL") {
 				labels = append(labels, strings.Fields(l)...)
@@ -291,7 +358,7 @@ func TestDockerfiles(t *testing.T) {
 			if diff := setDiff("LABEL", labels, wantLabels); diff != "" {
 				errorf("%s", diff)
 			}
-			for _, arg := range []string{mk.versionVars["gitCommit"], mk.versionVars["gitVersion"]} {
+			for _, arg := range []string{commitVar, versionVar} {
 				if _, ok := final.args[arg]; !ok {
 					errorf("the image stage does not declare ARG %s for its label", arg)
 				}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -83,21 +84,54 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 }
 
 // buildBinaries builds the accelstack commands, version stamped like
-// `make build`, and the cluster's DNS server into dir.
+// `make build`, and the cluster's DNS server into dir. A command with a Go
+// module of its own (cmd/<binary>/go.mod: the scheduler) is built in its
+// module's directory, stamped like `make build-scheduler` with the
+// Kubernetes version it is built on.
 func (c *Cluster) buildBinaries(ctx context.Context, dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	pkgs := []string{"./test/cmd/clusterdns"}
+	var modules []string
 	for _, d := range images.Definitions {
+		if _, err := os.Stat(filepath.Join(c.root, "cmd", d.Binary, "go.mod")); err == nil {
+			modules = append(modules, d.Binary)
+			continue
+		}
 		pkgs = append(pkgs, "./cmd/"+d.Binary)
 	}
-	version := "local"
+	version, commit := "local", "unknown"
 	if out, err := exec.CommandContext(ctx, "git", "-C", c.root, "describe", "--tags", "--always", "--dirty").Output(); err == nil {
 		version = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.CommandContext(ctx, "git", "-C", c.root, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
 	}
 	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath",
 		"-ldflags", "-X github.com/accelstack/accelstack/pkg/version.gitVersion=" + version, "-o", dir + "/"}, pkgs...)...)
 	cmd.Dir = c.root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	for _, name := range modules {
+		moduleDir := filepath.Join(c.root, "cmd", name)
+		out, err := exec.CommandContext(ctx, "go", "-C", moduleDir, "list", "-m", "-f", "{{.Version}}", "k8s.io/kubernetes").Output()
+		if err != nil {
+			return fmt.Errorf("the k8s.io/kubernetes version of cmd/%s: %w", name, err)
+		}
+		kver := strings.TrimSpace(string(out))
+		major, rest, _ := strings.Cut(strings.TrimPrefix(kver, "v"), ".")
+		minor, _, _ := strings.Cut(rest, ".")
+		const v = "k8s.io/component-base/version"
+		ldflags := "-X " + v + ".gitVersion=" + kver + " -X " + v + ".gitMajor=" + major + " -X " + v + ".gitMinor=" + minor +
+			" -X " + v + ".gitCommit=" + commit + " -X k8s.io/client-go/pkg/version.gitVersion=" + kver
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, name), ".")
+		cmd.Dir = moduleDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build cmd/%s: %w\n%s", name, err, out)
+		}
 	}
 	return nil
 }

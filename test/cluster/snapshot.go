@@ -14,7 +14,7 @@ import (
 var clusterCommands = map[string]bool{
 	"etcd": true, "kube-apiserver": true, "kube-controller-manager": true, "kube-scheduler": true,
 	"kubelet": true, "containerd": true, "containerd-shim-runc-v2": true, "pause": true,
-	"device-plugin": true, "node-agent": true, "csi-s3": true, "controllers": true,
+	"device-plugin": true, "node-agent": true, "csi-s3": true, "controllers": true, "scheduler": true,
 	"datacube-executor": true, "versitygw": true, "csi-provisioner": true, "rclone": true, "s3fs": true,
 }
 
