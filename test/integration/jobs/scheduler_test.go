@@ -40,12 +40,31 @@ func testPodGroup(t *testing.T, e *env) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"},
 		Spec:       batchv1beta1.GenericJobSpec{ReplicaSpecs: []batchv1beta1.ReplicaSpec{{Type: "worker", Template: template(container("main", "train"))}}},
 	}
+	// The PodGroup's first version is seen by a watch: the queue
+	// controllers write its status once the pods exist.
+	wc, err := client.NewWithWatch(e.cp.Config, client.Options{Scheme: e.c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch, err := wc.Watch(ctx, &schedulerv1beta1.PodGroupList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Stop()
 	for _, j := range []*batchv1beta1.GenericJob{gj, plain} {
 		if err := e.c.Create(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pods := e.waitPods(ctx, t, ns, "job-test", "job-test-ps-0", "job-test-worker-0", "job-test-worker-1", "job-test-worker-2", "job-test-worker-3")
+	var created string
+	select {
+	case ev := <-watch.ResultChan():
+		if o, ok := ev.Object.(*schedulerv1beta1.PodGroup); ok {
+			created = o.ResourceVersion
+		}
+	case <-ctx.Done():
+	}
 	pg := &schedulerv1beta1.PodGroup{}
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job-test"}, pg); err != nil {
 		t.Fatal(err)
@@ -58,7 +77,10 @@ func testPodGroup(t *testing.T, e *env) {
 	if ref := metav1.GetControllerOf(pg); ref == nil || ref.Name != "job-test" || ref.Kind != "GenericJob" {
 		t.Errorf("PodGroup owner %+v", ref)
 	}
-	pgRV, _ := strconv.ParseInt(pg.ResourceVersion, 10, 64)
+	pgRV, _ := strconv.ParseInt(created, 10, 64)
+	if pgRV == 0 {
+		t.Fatalf("no PodGroup creation seen (version %q)", created)
+	}
 	for name, p := range pods {
 		if p.Spec.SchedulerName != "t9k-scheduler" {
 			t.Errorf("%s schedulerName %q", name, p.Spec.SchedulerName)
