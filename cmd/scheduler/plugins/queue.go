@@ -3,12 +3,14 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
@@ -21,12 +23,13 @@ const QueueName = "T9kQueue"
 // queueStateKey keys the plugin's per-cycle data.
 const queueStateKey fwk.StateKey = "accelstack/" + QueueName
 
-// Queue admits a pod to its queue. PreEnqueue holds back pods of a queue
-// that does not exist or is closed; PreFilter refuses a pod whose namespace
-// may not use the queue, that is larger than every shape of the queue's
-// profile, or that would take the queue over its quota (for a PodGroup,
+// Queue admits a pod to its queue. PreFilter refuses a pod whose queue does
+// not exist or is closed, whose namespace may not use the queue, that is
+// larger than every shape of the queue's profile, or that would take the
+// queue over its quota (for a PodGroup,
 // the pods the gang still needs are counted together, so a gang that
-// cannot fit the quota reserves nothing); Filter keeps the pod to the
+// cannot fit the quota reserves nothing), with the reason in the pod's
+// PodScheduled condition; Filter keeps the pod to the
 // queue's nodeSelector. Reserve and Unreserve account what the queue holds
 // before the bindings are seen.
 type Queue struct {
@@ -35,7 +38,6 @@ type Queue struct {
 }
 
 var (
-	_ fwk.PreEnqueuePlugin  = (*Queue)(nil)
 	_ fwk.PreFilterPlugin   = (*Queue)(nil)
 	_ fwk.FilterPlugin      = (*Queue)(nil)
 	_ fwk.ReservePlugin     = (*Queue)(nil)
@@ -48,27 +50,24 @@ func NewQueue(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, 
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{s: s, namespaces: h.SharedInformerFactory().Core().V1().Namespaces().Lister()}, nil
+	namespaces := h.SharedInformerFactory().Core().V1().Namespaces()
+	// A namespace newly labelled may now match a queue's namespaceSelector.
+	if _, err := namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj interface{}) {
+			o, ok1 := oldObj.(*corev1.Namespace)
+			n, ok2 := newObj.(*corev1.Namespace)
+			if ok1 && ok2 && !maps.Equal(o.Labels, n.Labels) {
+				s.activateNamespace(n.Name)
+			}
+		},
+	}); err != nil {
+		return nil, fmt.Errorf("namespace handler: %w", err)
+	}
+	return &Queue{s: s, namespaces: namespaces.Lister()}, nil
 }
 
 // Name is the plugin's name.
 func (p *Queue) Name() string { return QueueName }
-
-// PreEnqueue gates a pod whose queue is missing or closed until it changes.
-func (p *Queue) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
-	m := p.s.membership(pod)
-	if m.Queue == "" {
-		return nil
-	}
-	q := p.s.queue(m.Queue)
-	switch {
-	case q == nil:
-		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("queue %q does not exist", m.Queue))
-	case q.Spec.Closed:
-		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("queue %q is closed", m.Queue))
-	}
-	return nil
-}
 
 // queueCycle is what PreFilter found for Filter.
 type queueCycle struct {
@@ -133,8 +132,9 @@ func (p *Queue) Unreserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 	p.s.unassume(pod)
 }
 
-// EventsToRegister requeues pods when a queue or PodGroup changes, when a
-// pod holding resources goes, and when a namespace's labels change.
+// EventsToRegister requeues pods when pods or nodes change. Changes of
+// Queues, PodGroups and what a queue holds activate the pods they concern
+// from the plugins' own state (state.activateQueue), once it has them.
 func (p *Queue) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return schedulerEvents(), nil
 }
@@ -143,20 +143,11 @@ func (p *Queue) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, e
 // refused schedulable.
 func schedulerEvents() []fwk.ClusterEventWithHint {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: queuesResource, ActionType: fwk.Add | fwk.Update}},
-		{Event: fwk.ClusterEvent{Resource: podGroupsResource, ActionType: fwk.Add | fwk.Update}},
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.UpdatePodLabel}},
 		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete | fwk.Update}},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel | fwk.UpdateNodeAllocatable}},
-		{Event: fwk.ClusterEvent{Resource: "Namespace", ActionType: fwk.Add | fwk.Update}},
 	}
 }
-
-// The scheduler API's resources as the framework names custom resources.
-const (
-	queuesResource    fwk.EventResource = "queues.v1beta1." + "scheduler.tensorstack.dev"
-	podGroupsResource fwk.EventResource = "podgroups.v1beta1." + "scheduler.tensorstack.dev"
-)
 
 // gangRequests are the requests that admitting pod takes from its queue:
 // its own, and for a pod of a PodGroup those of the group's other pending

@@ -3,7 +3,6 @@ package plugins
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -56,12 +55,4 @@ func (p *QueueSort) key(e fwk.QueuedEntityInfo) queuesort.Key {
 		}
 	}
 	return k
-}
-
-// podOf is the pod of a framework PodInfo, nil when there is none.
-func podOf(pi fwk.PodInfo) *corev1.Pod {
-	if pi == nil {
-		return nil
-	}
-	return pi.GetPod()
 }

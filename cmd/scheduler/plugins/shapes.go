@@ -3,6 +3,7 @@ package plugins
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -10,7 +11,6 @@ import (
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/scheduler/queue"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // shapesFactory watches the one ConfigMap holding the resource shape
@@ -24,7 +24,9 @@ func shapesFactory(c kubernetes.Interface) informers.SharedInformerFactory {
 }
 
 // shapeLister lists the shape ConfigMap.
-type shapeLister struct{ corelisters.ConfigMapNamespaceLister }
+type shapeLister struct {
+	corelisters.ConfigMapNamespaceLister
+}
 
 // shapes resolves the shape profile named profile.
 func (s *state) shapes(profile string) ([]queue.Shape, error) {

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -20,8 +21,12 @@ import (
 	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
-// groupIndex indexes pods by "namespace/group".
-const groupIndex = "t9k-podgroup"
+// groupIndex indexes pods by "namespace/group"; queueIndex indexes pods by
+// their queue label.
+const (
+	groupIndex = "t9k-podgroup"
+	queueIndex = "t9k-queue"
+)
 
 // held is what one pod holds of its queue.
 type held struct {
@@ -48,6 +53,10 @@ type state struct {
 	mu        sync.Mutex
 	held      map[types.UID]held
 	allocated map[string]corev1.ResourceList
+
+	// activations carries pods to activate to the goroutine that does it,
+	// so no informer handler waits on the scheduling queue.
+	activations chan map[string]*corev1.Pod
 }
 
 var (
@@ -75,21 +84,38 @@ func newState(ctx context.Context, h fwk.Handle) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
-	s := &state{handle: h, held: map[types.UID]held{}, allocated: map[string]corev1.ResourceList{}}
+	s := &state{handle: h, held: map[types.UID]held{}, allocated: map[string]corev1.ResourceList{},
+		activations: make(chan map[string]*corev1.Pod, 1024)}
+	go s.runActivations(ctx)
 	queues := typedInformer(dyn, "queues", func() runtime.Object { return &schedv1beta1.Queue{} })
 	groups := typedInformer(dyn, "podgroups", func() runtime.Object { return &schedv1beta1.PodGroup{} })
 	s.queues, s.groups = queues.GetIndexer(), groups.GetIndexer()
 
 	s.pods = h.SharedInformerFactory().Core().V1().Pods().Informer()
-	if err := s.pods.AddIndexers(cache.Indexers{groupIndex: indexByGroup}); err != nil {
+	if err := s.pods.AddIndexers(cache.Indexers{groupIndex: indexByGroup, queueIndex: indexByQueue}); err != nil {
 		return nil, fmt.Errorf("pod index: %w", err)
 	}
 	if _, err := s.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { s.observe(obj) },
+		AddFunc:    s.podAdded,
 		UpdateFunc: func(_, obj interface{}) { s.observe(obj) },
 		DeleteFunc: s.forget,
 	}); err != nil {
 		return nil, fmt.Errorf("pod handler: %w", err)
+	}
+	// A decision reads this state, so the pods a change may unblock are
+	// activated here, once the state has it, not on the framework's own
+	// copy of the event, which may come first.
+	if _, err := queues.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { s.queueChanged(obj) },
+		UpdateFunc: func(_, obj interface{}) { s.queueChanged(obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("queue handler: %w", err)
+	}
+	if _, err := groups.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { s.groupChanged(obj) },
+		UpdateFunc: func(_, obj interface{}) { s.groupChanged(obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("podgroup handler: %w", err)
 	}
 	shapes := shapesFactory(h.ClientSet())
 	shapeCMs := shapes.Core().V1().ConfigMaps()
@@ -138,6 +164,110 @@ func indexByGroup(obj interface{}) ([]string, error) {
 		return []string{pod.Namespace + "/" + g}, nil
 	}
 	return nil, nil
+}
+
+func indexByQueue(obj interface{}) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if q := pod.Labels[schedv1beta1.QueueLabel]; q != "" {
+		return []string{q}, nil
+	}
+	return nil, nil
+}
+
+// queueChanged activates the pending pods of a queue that was created or
+// changed.
+func (s *state) queueChanged(obj interface{}) {
+	if q, ok := obj.(*schedv1beta1.Queue); ok {
+		s.activateQueue(q.Name)
+	}
+}
+
+// groupChanged activates the pending pods of a PodGroup that was created or
+// changed.
+func (s *state) groupChanged(obj interface{}) {
+	if pg, ok := obj.(*schedv1beta1.PodGroup); ok {
+		s.activate(s.groupPods(pg.Namespace + "/" + pg.Name))
+	}
+}
+
+// podAdded accounts a new pod and, for a pending pod of a PodGroup,
+// activates the group's other pending pods: the group may be complete now.
+func (s *state) podAdded(obj interface{}) {
+	s.observe(obj)
+	if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName == "" {
+		if key := wpKey(pod); key != "" {
+			s.activate(s.groupPods(key))
+		}
+	}
+}
+
+// activateQueue activates the pending pods of queue name: its own and
+// those of its PodGroups.
+func (s *state) activateQueue(name string) {
+	if name == "" {
+		return
+	}
+	objs, _ := s.pods.GetIndexer().ByIndex(queueIndex, name)
+	var pods []*corev1.Pod
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, p)
+		}
+	}
+	for _, o := range s.groups.List() {
+		if pg, ok := o.(*schedv1beta1.PodGroup); ok && queue.GroupQueue(pg) == name {
+			pods = append(pods, s.groupPods(pg.Namespace+"/"+pg.Name)...)
+		}
+	}
+	s.activate(pods)
+}
+
+// activateNamespace activates the pending pods of namespace ns.
+func (s *state) activateNamespace(ns string) {
+	objs, _ := s.pods.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, p)
+		}
+	}
+	s.activate(pods)
+}
+
+// activate moves the pending ones of pods to the active scheduling queue.
+func (s *state) activate(pods []*corev1.Pod) {
+	pending := map[string]*corev1.Pod{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" && p.Spec.SchedulerName == schedv1beta1.SchedulerName && !queue.Finished(p) {
+			pending[p.Namespace+"/"+p.Name] = p
+		}
+	}
+	if len(pending) > 0 {
+		s.activations <- pending
+	}
+}
+
+// runActivations activates the pods sent to it, merging what is waiting.
+func (s *state) runActivations(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case pods := <-s.activations:
+			for more := true; more; {
+				select {
+				case next := <-s.activations:
+					maps.Copy(pods, next)
+				default:
+					more = false
+				}
+			}
+			s.handle.Activate(klog.FromContext(ctx), pods)
+		}
+	}
 }
 
 // queue returns the Queue name, or nil.
@@ -230,9 +360,14 @@ func (s *state) assume(pod *corev1.Pod) {
 // unassume drops a reservation that did not end in a binding.
 func (s *state) unassume(pod *corev1.Pod) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h, ok := s.held[pod.UID]; ok && h.assumed {
+	h, ok := s.held[pod.UID]
+	ok = ok && h.assumed
+	if ok {
 		s.dropLocked(pod.UID, h)
+	}
+	s.mu.Unlock()
+	if ok {
+		s.activateQueue(h.queue)
 	}
 }
 
@@ -244,10 +379,15 @@ func (s *state) observe(obj interface{}) {
 	m := s.membership(pod)
 	if (m.Queue == "" && m.Group == "") || !queue.Holds(pod) {
 		s.mu.Lock()
-		if h, ok := s.held[pod.UID]; ok && (!h.assumed || queue.Finished(pod) || pod.DeletionTimestamp != nil) {
+		h, ok := s.held[pod.UID]
+		freed := ok && (!h.assumed || queue.Finished(pod) || pod.DeletionTimestamp != nil)
+		if freed {
 			s.dropLocked(pod.UID, h)
 		}
 		s.mu.Unlock()
+		if freed {
+			s.activateQueue(h.queue)
+		}
 		return
 	}
 	s.set(pod.UID, held{queue: m.Queue, group: groupKey(pod, m), role: m.Role, requests: queue.PodRequests(pod)})
@@ -262,9 +402,13 @@ func (s *state) forget(obj interface{}) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h, ok := s.held[pod.UID]; ok {
+	h, ok := s.held[pod.UID]
+	if ok {
 		s.dropLocked(pod.UID, h)
+	}
+	s.mu.Unlock()
+	if ok {
+		s.activateQueue(h.queue)
 	}
 }
 

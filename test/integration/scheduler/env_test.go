@@ -1,0 +1,277 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/test/harness"
+)
+
+// poolLabel puts a node in the pool of one test case.
+const poolLabel = "accelstack.test/pool"
+
+// gangTimeout is the scheduler's --gang-timeout in these tests.
+const gangTimeout = 3 * time.Second
+
+// env is the control plane and scheduler the cases share.
+type env struct {
+	cp *harness.ControlPlane
+	c  client.Client
+}
+
+var counter atomic.Int32
+
+func startEnv(t *testing.T) *env {
+	t.Helper()
+	cp := harness.StartControlPlane(t)
+	e := &env{cp: cp, c: cp.Client}
+	ctx := context.Background()
+	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: schedv1beta1.ShapesNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	cp.StartScheduler(t, "--gang-timeout="+gangTimeout.String(), "-v=3")
+	playKubelet(t, e.c)
+	return e
+}
+
+// playKubelet finishes the deletion of bound pods, as a kubelet would once
+// their containers stopped.
+func playKubelet(t *testing.T, c client.Client) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for ctx.Err() == nil {
+			var pods corev1.PodList
+			if err := c.List(ctx, &pods); err == nil {
+				for i := range pods.Items {
+					if p := &pods.Items[i]; p.DeletionTimestamp != nil {
+						_ = c.Delete(ctx, p, client.GracePeriodSeconds(0))
+					}
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// unique returns a name unique in this test process.
+func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, counter.Add(1)) }
+
+// namespace creates a namespace with labels.
+func (e *env) namespace(t *testing.T, labels map[string]string) string {
+	t.Helper()
+	name := unique("sched")
+	if err := e.c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// node creates a node of pool with cpu cores (and extra capacity) and
+// extra labels.
+func (e *env) node(t *testing.T, pool string, cpu int64, labels map[string]string, extra corev1.ResourceList) *corev1.Node {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: unique(pool), Labels: map[string]string{poolLabel: pool}}}
+	for k, v := range labels {
+		n.Labels[k] = v
+	}
+	if err := e.c.Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Delete(context.Background(), n) })
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(cpu, resource.DecimalSI),
+		corev1.ResourceMemory: resource.MustParse("1Ti"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	for k, v := range extra {
+		capacity[k] = v
+	}
+	n.Status = corev1.NodeStatus{
+		Capacity: capacity, Allocatable: capacity,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
+	}
+	if err := e.c.Status().Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	// The API server taints a new node not-ready until its kubelet reports;
+	// this node's "kubelet" has reported Ready above.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(n), n); err != nil {
+			return err
+		}
+		n.Spec.Taints = nil
+		return e.c.Update(ctx, n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// queue creates a Queue using the nodes of pool and open to every
+// namespace, after mutate.
+func (e *env) queue(t *testing.T, pool string, mutate func(*schedv1beta1.QueueSpec)) string {
+	t.Helper()
+	q := &schedv1beta1.Queue{
+		ObjectMeta: metav1.ObjectMeta{Name: unique("q")},
+		Spec: schedv1beta1.QueueSpec{
+			NodeSelector:      &metav1.LabelSelector{MatchLabels: map[string]string{poolLabel: pool}},
+			NamespaceSelector: &metav1.LabelSelector{},
+		},
+	}
+	if mutate != nil {
+		mutate(&q.Spec)
+	}
+	if err := e.c.Create(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Delete(context.Background(), q) })
+	return q.Name
+}
+
+// podGroup creates a PodGroup in queue.
+func (e *env) podGroup(t *testing.T, ns, queue string, minMember int32, roles ...schedv1beta1.Role) string {
+	t.Helper()
+	pg := &schedv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: unique("pg")},
+		Spec:       schedv1beta1.PodGroupSpec{MinMember: minMember, Queue: queue, Roles: roles},
+	}
+	if err := e.c.Create(context.Background(), pg); err != nil {
+		t.Fatal(err)
+	}
+	return pg.Name
+}
+
+// pod creates a pod for the T9k Scheduler asking for cpu with labels.
+func (e *env) pod(t *testing.T, ns, name, cpu string, labels map[string]string) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			SchedulerName:                 schedv1beta1.SchedulerName,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+			}}},
+		},
+	}
+	if err := e.c.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func queueLabel(q string) map[string]string { return map[string]string{schedv1beta1.QueueLabel: q} }
+
+func groupLabels(pg, role string) map[string]string {
+	l := map[string]string{schedv1beta1.GroupNameLabel: pg}
+	if role != "" {
+		l[schedv1beta1.RoleLabel] = role
+	}
+	return l
+}
+
+// get reads pod again; nil when it is gone.
+func (e *env) get(ctx context.Context, t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return p
+}
+
+// bound returns the node of each named pod that is bound, by pod name.
+func (e *env) bound(ctx context.Context, t *testing.T, ns string, names ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range names {
+		if p := e.get(ctx, t, ns, n); p != nil && p.Spec.NodeName != "" {
+			out[n] = p.Spec.NodeName
+		}
+	}
+	return out
+}
+
+// waitBound waits until every named pod is bound and returns their nodes.
+func (e *env) waitBound(ctx context.Context, t *testing.T, ns string, names ...string) map[string]string {
+	t.Helper()
+	var got map[string]string
+	eventually(ctx, t, "pods bound: "+strings.Join(names, ","), func() (bool, string) {
+		got = e.bound(ctx, t, ns, names...)
+		return len(got) == len(names), fmt.Sprintf("bound %v", got)
+	})
+	return got
+}
+
+// holdUnbound checks, for d, that none of the named pods is bound.
+func (e *env) holdUnbound(ctx context.Context, t *testing.T, d time.Duration, ns string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if b := e.bound(ctx, t, ns, names...); len(b) > 0 {
+			t.Fatalf("pods bound while they should all wait: %v", b)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// waitUnschedulable waits until pod's PodScheduled condition is False with
+// a message containing want.
+func (e *env) waitUnschedulable(ctx context.Context, t *testing.T, ns, name, want string) {
+	t.Helper()
+	eventually(ctx, t, fmt.Sprintf("pod %s unschedulable with %q", name, want), func() (bool, string) {
+		p := e.get(ctx, t, ns, name)
+		if p == nil {
+			return false, "gone"
+		}
+		if p.Spec.NodeName != "" {
+			t.Fatalf("pod %s bound to %s; want it refused with %q", name, p.Spec.NodeName, want)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				return strings.Contains(c.Message, want), c.Message
+			}
+		}
+		return false, "no PodScheduled condition"
+	})
+}
+
+// eventually polls cond until it holds, failing with what it last said.
+func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		ok, msg := cond()
+		last = msg
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v; last: %s", what, err, last)
+	}
+}

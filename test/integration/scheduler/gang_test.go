@@ -1,0 +1,66 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+)
+
+// testGangAllOrNothing: three pods of a PodGroup of minMember 3 that only
+// two fit stay wholly unbound, through several gang timeouts; once a second
+// node joins the pool all three are bound.
+func testGangAllOrNothing(t *testing.T, e *env) {
+	ctx := testContext(t)
+	pool := unique("gang")
+	e.node(t, pool, 4, nil, nil)
+	q := e.queue(t, pool, nil)
+	ns := e.namespace(t, nil)
+	pg := e.podGroup(t, ns, q, 3)
+	names := []string{"w-0", "w-1", "w-2"}
+	for _, n := range names {
+		e.pod(t, ns, n, "2", groupLabels(pg, ""))
+	}
+	e.holdUnbound(ctx, t, 3*gangTimeout, ns, names...)
+	e.node(t, pool, 4, nil, nil)
+	e.waitBound(ctx, t, ns, names...)
+}
+
+// testGangRoles: a group of minMember 2 with roles master:1 and worker:1
+// does not start with two workers; the master's arrival starts all three.
+func testGangRoles(t *testing.T, e *env) {
+	ctx := testContext(t)
+	pool := unique("roles")
+	e.node(t, pool, 16, nil, nil)
+	q := e.queue(t, pool, nil)
+	ns := e.namespace(t, nil)
+	pg := e.podGroup(t, ns, q, 2, schedv1beta1.Role{Name: "master", MinMember: 1}, schedv1beta1.Role{Name: "worker", MinMember: 1})
+	e.pod(t, ns, "worker-0", "1", groupLabels(pg, "worker"))
+	e.pod(t, ns, "worker-1", "1", groupLabels(pg, "worker"))
+	e.waitUnschedulable(ctx, t, ns, "worker-0", `of role "master"`)
+	e.holdUnbound(ctx, t, time.Second, ns, "worker-0", "worker-1")
+	e.pod(t, ns, "master-0", "1", groupLabels(pg, "master"))
+	e.waitBound(ctx, t, ns, "worker-0", "worker-1", "master-0")
+}
+
+// testGangTimeout: the reservations of a gang that cannot complete are
+// released when its wait times out, so a pod of another queue that needs
+// the room gets it.
+func testGangTimeout(t *testing.T, e *env) {
+	ctx := testContext(t)
+	pool := unique("timeout")
+	e.node(t, pool, 4, nil, nil)
+	q := e.queue(t, pool, nil)
+	ns := e.namespace(t, nil)
+	pg := e.podGroup(t, ns, q, 2)
+	// Each member fits alone, never both: one reserves, waits, and must let go.
+	e.pod(t, ns, "big-0", "3", groupLabels(pg, ""))
+	e.pod(t, ns, "big-1", "3", groupLabels(pg, ""))
+	e.holdUnbound(ctx, t, 2*gangTimeout, ns, "big-0", "big-1")
+	other := e.queue(t, pool, nil)
+	e.pod(t, ns, "solo", "3", queueLabel(other))
+	e.waitBound(ctx, t, ns, "solo")
+	if b := e.bound(ctx, t, ns, "big-0", "big-1"); len(b) != 0 {
+		t.Errorf("members of an incomplete gang bound: %v", b)
+	}
+}

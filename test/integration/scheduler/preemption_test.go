@@ -1,0 +1,123 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+)
+
+func cpuQuota(n string) func(*schedv1beta1.QueueSpec) {
+	return func(s *schedv1beta1.QueueSpec) {
+		s.Quota = &schedv1beta1.Quota{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)}}
+	}
+}
+
+func withPriority(p int32, more ...func(*schedv1beta1.QueueSpec)) func(*schedv1beta1.QueueSpec) {
+	return func(s *schedv1beta1.QueueSpec) {
+		s.Priority = p
+		for _, m := range more {
+			m(s)
+		}
+	}
+}
+
+// testWorkedExample reproduces the platform manual's preemption example: a
+// cluster of 300 cpu; queue A (quota 200, priority 1) runs three 50-cpu
+// pods, B (100, 1), C (50, 2) and D (200, 2) one each. A new pod of B is
+// blocked (no queue below its priority), one of C is blocked by C's quota,
+// and one of D runs by evicting A3: A is the lower-priority queue furthest
+// over its fair share, and A3 its youngest pod.
+func testWorkedExample(t *testing.T, e *env) {
+	ctx := testContext(t)
+	pool := unique("example")
+	e.node(t, pool, 300, nil, nil)
+	a := e.queue(t, pool, withPriority(1, cpuQuota("200")))
+	b := e.queue(t, pool, withPriority(1, cpuQuota("100")))
+	c := e.queue(t, pool, withPriority(2, cpuQuota("50")))
+	d := e.queue(t, pool, withPriority(2, cpuQuota("200")))
+	ns := e.namespace(t, nil)
+	e.pod(t, ns, "a1", "50", queueLabel(a))
+	e.pod(t, ns, "a2", "50", queueLabel(a))
+	e.pod(t, ns, "b1", "50", queueLabel(b))
+	e.pod(t, ns, "c1", "50", queueLabel(c))
+	e.pod(t, ns, "d1", "50", queueLabel(d))
+	e.waitBound(ctx, t, ns, "a1", "a2", "b1", "c1", "d1")
+	time.Sleep(1100 * time.Millisecond) // creation times have second resolution
+	e.pod(t, ns, "a3", "50", queueLabel(a))
+	e.waitBound(ctx, t, ns, "a3")
+
+	e.pod(t, ns, "b2", "50", queueLabel(b))
+	e.waitUnschedulable(ctx, t, ns, "b2", "Insufficient cpu")
+	e.pod(t, ns, "c2", "50", queueLabel(c))
+	e.waitUnschedulable(ctx, t, ns, "c2", "would exceed its quota 50")
+	e.pod(t, ns, "d2", "50", queueLabel(d))
+	e.waitBound(ctx, t, ns, "d2")
+	eventually(ctx, t, "a3 gone", func() (bool, string) { return e.get(ctx, t, ns, "a3") == nil, "a3 still exists" })
+	e.mustStayBound(ctx, t, ns, "a1", "a2", "b1", "c1", "d1")
+	e.holdUnbound(ctx, t, time.Second, ns, "b2", "c2")
+}
+
+// mustStayBound checks that the named pods exist and are bound.
+func (e *env) mustStayBound(ctx context.Context, t *testing.T, ns string, names ...string) {
+	t.Helper()
+	if b := e.bound(ctx, t, ns, names...); len(b) != len(names) {
+		t.Errorf("of %v only %v are still bound", names, b)
+	}
+}
+
+// testNonPreemptible: pods of a queue with preemptible: false are never
+// evicted, whatever the priority of the queue asking.
+func testNonPreemptible(t *testing.T, e *env) {
+	ctx := testContext(t)
+	pool := unique("keep")
+	e.node(t, pool, 4, nil, nil)
+	low := e.queue(t, pool, withPriority(1, func(s *schedv1beta1.QueueSpec) { s.Preemptible = ptr.To(false) }))
+	high := e.queue(t, pool, withPriority(100))
+	ns := e.namespace(t, nil)
+	e.pod(t, ns, "kept", "4", queueLabel(low))
+	e.waitBound(ctx, t, ns, "kept")
+	e.pod(t, ns, "urgent", "4", queueLabel(high))
+	e.waitUnschedulable(ctx, t, ns, "urgent", "Insufficient cpu")
+	e.holdUnbound(ctx, t, 2*time.Second, ns, "urgent")
+	e.mustStayBound(ctx, t, ns, "kept")
+}
+
+// testPreemptWholeGroup: evicting one member of a PodGroup evicts the whole
+// group, so no gang is left broken; a single pod of the same queue that
+// would do as well is preferred when it costs fewer pods.
+func testPreemptWholeGroup(t *testing.T, e *env) {
+	ctx := testContext(t)
+	pool := unique("whole")
+	e.node(t, pool, 4, nil, nil)
+	e.node(t, pool, 4, nil, nil)
+	low := e.queue(t, pool, withPriority(1))
+	high := e.queue(t, pool, withPriority(2))
+	ns := e.namespace(t, nil)
+	pg := e.podGroup(t, ns, low, 2)
+	// Four 2-cpu members fill both nodes.
+	members := []string{"m-0", "m-1", "m-2", "m-3"}
+	for _, m := range members {
+		e.pod(t, ns, m, "2", groupLabels(pg, ""))
+	}
+	e.waitBound(ctx, t, ns, members...)
+	e.pod(t, ns, "urgent", "2", queueLabel(high))
+	e.waitBound(ctx, t, ns, "urgent")
+	eventually(ctx, t, "the whole group evicted", func() (bool, string) {
+		left := e.bound(ctx, t, ns, members...)
+		return len(left) == 0, "still bound: " + keys(left)
+	})
+}
+
+func keys(m map[string]string) string {
+	s := ""
+	for k := range m {
+		s += k + " "
+	}
+	return s
+}
