@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,11 +28,19 @@ const DefaultGangTimeout = 60 * time.Second
 // the group's reserved and bound pods satisfy it, then lets them all bind;
 // when one is rejected or the wait times out, Unreserve rejects every other
 // waiting pod of the group, so no reservation of a gang that cannot
-// complete is kept and no partial gang is bound.
+// complete is kept and no partial gang is bound, and the group rests for
+// one gang timeout, leaving the room to other pods, before it is tried
+// again.
 type Gang struct {
 	s       *state
 	h       fwk.Handle
 	timeout time.Duration
+
+	mu sync.Mutex
+	// resting holds the groups whose last attempt failed, until when: their
+	// pods are not tried again before, so an incomplete gang does not keep
+	// the room from other pods by reserving it over and over.
+	resting map[string]time.Time
 }
 
 var (
@@ -47,7 +56,7 @@ func NewGang(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, e
 	if err != nil {
 		return nil, err
 	}
-	return &Gang{s: s, h: h, timeout: gangTimeout}, nil
+	return &Gang{s: s, h: h, timeout: gangTimeout, resting: map[string]time.Time{}}, nil
 }
 
 // gangTimeout is set by the --gang-timeout flag of the scheduler command.
@@ -65,6 +74,10 @@ func (p *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _
 	pg := p.s.group(pod.Namespace, m.Group)
 	if pg == nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s/%s does not exist", pod.Namespace, m.Group))
+	}
+	if until, ok := p.restingUntil(pod.Namespace + "/" + m.Group); ok {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf(
+			"PodGroup %s/%s could not be placed whole; trying again at %s", pod.Namespace, m.Group, until.Format(time.RFC3339)))
 	}
 	var c gang.Count
 	for _, other := range p.s.groupPods(pod.Namespace + "/" + m.Group) {
@@ -117,6 +130,7 @@ func (p *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod,
 	if key == "" {
 		return
 	}
+	p.rest(key)
 	p.h.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
 		if other := wp.GetPod(); other.UID != pod.UID && wpKey(other) == key {
 			logger(ctx).V(3).Info("Releasing gang member", "pod", other.Namespace+"/"+other.Name, "podGroup", key, "because", pod.Name)
@@ -136,4 +150,29 @@ func wpKey(pod *corev1.Pod) string {
 		return pod.Namespace + "/" + g
 	}
 	return ""
+}
+
+// rest keeps the group key from being tried for one gang timeout, then
+// activates its pods.
+func (p *Gang) rest(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if until, ok := p.resting[key]; ok && time.Now().Before(until) {
+		return
+	}
+	p.resting[key] = time.Now().Add(p.timeout)
+	time.AfterFunc(p.timeout, func() {
+		p.mu.Lock()
+		delete(p.resting, key)
+		p.mu.Unlock()
+		p.s.activate(p.s.groupPods(key))
+	})
+}
+
+// restingUntil reports whether the group key is resting, and until when.
+func (p *Gang) restingUntil(key string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	until, ok := p.resting[key]
+	return until, ok && time.Now().Before(until)
 }

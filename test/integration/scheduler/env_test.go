@@ -43,6 +43,7 @@ func startEnv(t *testing.T) *env {
 	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: schedv1beta1.ShapesNamespace}}); err != nil {
 		t.Fatal(err)
 	}
+	cp.StartControllers(t)
 	cp.StartScheduler(t, "--gang-timeout="+gangTimeout.String(), "-v=3")
 	playKubelet(t, e.c)
 	return e
@@ -167,7 +168,16 @@ func (e *env) podGroup(t *testing.T, ns, queue string, minMember int32, roles ..
 // pod creates a pod for the T9k Scheduler asking for cpu with labels.
 func (e *env) pod(t *testing.T, ns, name, cpu string, labels map[string]string) *corev1.Pod {
 	t.Helper()
-	p := &corev1.Pod{
+	p := e.podSpec(ns, name, cpu, labels)
+	if err := e.c.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// podSpec is the pod e.pod creates.
+func (e *env) podSpec(ns, name, cpu string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 schedv1beta1.SchedulerName,
@@ -177,10 +187,6 @@ func (e *env) pod(t *testing.T, ns, name, cpu string, labels map[string]string) 
 			}}},
 		},
 	}
-	if err := e.c.Create(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func queueLabel(q string) map[string]string { return map[string]string{schedv1beta1.QueueLabel: q} }

@@ -23,6 +23,8 @@ func TestScheduler(t *testing.T) {
 		{"preemption/workedexample", testWorkedExample},
 		{"preemption/nonpreemptible", testNonPreemptible},
 		{"preemption/wholegroup", testPreemptWholeGroup},
+		{"queuesort/fairshare", testFairShare},
+		{"jobs/pytorchgang", testPyTorchGang},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
