@@ -34,25 +34,34 @@ func testQuota(t *testing.T, e *env) {
 	e.waitBound(ctx, t, ns, "c")
 }
 
-// testExtendedQuota: quota on nvidia.com/gpu counts GPU requests, and a pod
-// finished frees its share.
+// testExtendedQuota: quota on an accelerator resource (whole GPUs, MIG
+// slices, Ascend NPUs) counts the pods' requests of it, including requests
+// given only as limits, and a finished pod frees its share.
 func testExtendedQuota(t *testing.T, e *env) {
+	for _, res := range []corev1.ResourceName{"nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "huawei.com/Ascend910"} {
+		t.Run(string(res), func(t *testing.T) {
+			t.Parallel()
+			testAcceleratorQuota(t, e, res)
+		})
+	}
+}
+
+func testAcceleratorQuota(t *testing.T, e *env, res corev1.ResourceName) {
 	ctx := testContext(t)
-	pool := unique("gpu")
-	gpu := corev1.ResourceName("nvidia.com/gpu")
-	e.node(t, pool, 64, nil, corev1.ResourceList{gpu: resource.MustParse("8")})
+	pool := unique("accel")
+	e.node(t, pool, 64, nil, corev1.ResourceList{res: resource.MustParse("8")})
 	q := e.queue(t, pool, func(s *schedv1beta1.QueueSpec) {
-		s.Quota = &schedv1beta1.Quota{Requests: corev1.ResourceList{gpu: resource.MustParse("4")}}
+		s.Quota = &schedv1beta1.Quota{Requests: corev1.ResourceList{res: resource.MustParse("4")}}
 	})
 	ns := e.namespace(t, nil)
-	gpuPod := func(name string) {
+	accelPod := func(name string) {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: queueLabel(q)},
 			Spec: corev1.PodSpec{
 				SchedulerName:                 schedv1beta1.SchedulerName,
 				TerminationGracePeriodSeconds: ptr.To[int64](0),
 				Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{
-					Limits: corev1.ResourceList{gpu: resource.MustParse("3")},
+					Limits: corev1.ResourceList{res: resource.MustParse("3")},
 				}}},
 			},
 		}
@@ -60,10 +69,10 @@ func testExtendedQuota(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 	}
-	gpuPod("train-0")
+	accelPod("train-0")
 	e.waitBound(ctx, t, ns, "train-0")
-	gpuPod("train-1")
-	e.waitUnschedulable(ctx, t, ns, "train-1", "nvidia.com/gpu requests 3 would exceed its quota 4")
+	accelPod("train-1")
+	e.waitUnschedulable(ctx, t, ns, "train-1", string(res)+" requests 3 would exceed its quota 4")
 	done := e.get(ctx, t, ns, "train-0")
 	done.Status.Phase = corev1.PodSucceeded
 	if err := e.c.Status().Update(ctx, done); err != nil {
