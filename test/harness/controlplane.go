@@ -177,10 +177,27 @@ func (cp *ControlPlane) startControllerManager(t testing.TB) {
 		// certificates, so leave ServiceAccount tokens out.
 		"--controllers=*,-serviceaccount-token-controller",
 	})
-	httpClient := &http.Client{Transport: insecureTransport(), Timeout: 2 * time.Second}
-	healthz := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
+	healthz := healthzProbe(port)
 	err = kcm.WaitReady(60*time.Second, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthz, nil)
+		if err := healthz(ctx); err != nil {
+			return err
+		}
+		// The ServiceAccount controller creating "default" shows the
+		// controllers are running, not only serving health.
+		return cp.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+	})
+	if err != nil {
+		t.Fatalf("waiting for kube-controller-manager: %v", err)
+	}
+}
+
+// healthzProbe checks the self-signed /healthz of a component a test
+// started on port of loopback.
+func healthzProbe(port int) func(context.Context) error {
+	httpClient := &http.Client{Transport: insecureTransport(), Timeout: 2 * time.Second}
+	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return err
 		}
@@ -192,11 +209,6 @@ func (cp *ControlPlane) startControllerManager(t testing.TB) {
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("healthz: %s", resp.Status)
 		}
-		// The ServiceAccount controller creating "default" shows the
-		// controllers are running, not only serving health.
-		return cp.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
-	})
-	if err != nil {
-		t.Fatalf("waiting for kube-controller-manager: %v", err)
+		return nil
 	}
 }

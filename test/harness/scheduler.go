@@ -1,9 +1,7 @@
 package harness
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,24 +44,7 @@ func (cp *ControlPlane) StartScheduler(t testing.TB, extraArgs ...string) *Proce
 		"--secure-port=" + strconv.Itoa(port),
 	}, extraArgs...)
 	p := StartProcess(t, "t9k-scheduler", bin, args)
-	httpClient := &http.Client{Transport: insecureTransport(), Timeout: 2 * time.Second}
-	healthz := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
-	err = p.WaitReady(90*time.Second, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthz, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("healthz: %s", resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := p.WaitReady(90*time.Second, healthzProbe(port)); err != nil {
 		t.Fatalf("waiting for t9k-scheduler: %v\n%s", err, p.Log())
 	}
 	return p
