@@ -1,6 +1,6 @@
-// Package testutil holds the small helpers the unit tests of the node
-// packages (device plugin, vendors, node agent) share: a bounded context
-// and a temporary directory short enough for unix sockets.
+// Package testutil holds the small helpers tests share: a bounded context,
+// a temporary directory short enough for unix sockets, and a poll that
+// fails with what it last saw.
 package testutil
 
 import (
@@ -9,6 +9,31 @@ import (
 	"testing"
 	"time"
 )
+
+// Eventually polls cond every 100 ms until it holds, for at most d or
+// until ctx ends, and fails the test with what cond last said. An error
+// from cond fails the test at once.
+func Eventually(ctx context.Context, t testing.TB, d time.Duration, what string, cond func() (bool, string, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, last, err := cond()
+		switch {
+		case err != nil:
+			t.Fatalf("%s: %v", what, err)
+		case ok:
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v; last: %s", what, ctx.Err(), last)
+		case <-tick.C:
+		}
+	}
+}
 
 // Timeout bounds every wait of a test using Context.
 const Timeout = 60 * time.Second

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -22,6 +21,7 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // bypassLabel marks namespaces the jobs webhook does not see, standing for a
@@ -100,15 +100,7 @@ func testContext(t *testing.T) context.Context {
 // said.
 func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
-		ok, msg, err := cond()
-		last = msg
-		return ok, err
-	})
-	if err != nil {
-		t.Fatalf("%s: %v; last: %s", what, err, last)
-	}
+	testutil.Eventually(ctx, t, 90*time.Second, what, cond)
 }
 
 // pods returns the job's pods by name.

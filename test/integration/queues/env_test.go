@@ -15,12 +15,12 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // env is the control plane the subtests share.
@@ -108,15 +108,7 @@ func testContext(t *testing.T) context.Context {
 // eventually polls cond until it holds, failing with what it last said.
 func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		ok, msg, err := cond()
-		last = msg
-		return ok, err
-	})
-	if err != nil {
-		t.Fatalf("%s: %v; last: %s", what, err, last)
-	}
+	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
 }
 
 // podSpec is a T9k Scheduler pod asking for cpu.

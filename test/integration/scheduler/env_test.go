@@ -12,13 +12,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // poolLabel puts a node in the pool of one test case.
@@ -271,13 +271,8 @@ func (e *env) waitUnschedulable(ctx context.Context, t *testing.T, ns, name, wan
 // eventually polls cond until it holds, failing with what it last said.
 func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+	testutil.Eventually(ctx, t, 60*time.Second, what, func() (bool, string, error) {
 		ok, msg := cond()
-		last = msg
-		return ok, nil
+		return ok, msg, nil
 	})
-	if err != nil {
-		t.Fatalf("%s: %v; last: %s", what, err, last)
-	}
 }
