@@ -53,6 +53,9 @@ type state struct {
 	mu        sync.Mutex
 	held      map[types.UID]held
 	allocated map[string]corev1.ResourceList
+	// groupHeld counts the held pods of each group ("namespace/name") by
+	// role ("" for none).
+	groupHeld map[string]map[string]int
 
 	// activations carries pods to activate to the goroutine that does it,
 	// so no informer handler waits on the scheduling queue.
@@ -85,7 +88,7 @@ func newState(ctx context.Context, h fwk.Handle) (*state, error) {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
 	s := &state{handle: h, held: map[types.UID]held{}, allocated: map[string]corev1.ResourceList{},
-		activations: make(chan map[string]*corev1.Pod, 1024)}
+		groupHeld: map[string]map[string]int{}, activations: make(chan map[string]*corev1.Pod, 1024)}
 	go s.runActivations(ctx)
 	queues := typedInformer(dyn, "queues", func() runtime.Object { return &schedv1beta1.Queue{} })
 	groups := typedInformer(dyn, "podgroups", func() runtime.Object { return &schedv1beta1.PodGroup{} })
@@ -339,11 +342,9 @@ func (s *state) heldBy(key string) (total int, byRole map[string]int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byRole = map[string]int{}
-	for _, h := range s.held {
-		if h.group == key {
-			total++
-			byRole[h.role]++
-		}
+	for role, n := range s.groupHeld[key] {
+		total += n
+		byRole[role] = n
 	}
 	return total, byRole
 }
@@ -422,12 +423,26 @@ func (s *state) set(uid types.UID, h held) {
 	if h.queue != "" {
 		s.allocated[h.queue] = queue.Add(s.allocated[h.queue], h.requests)
 	}
+	if h.group != "" {
+		if s.groupHeld[h.group] == nil {
+			s.groupHeld[h.group] = map[string]int{}
+		}
+		s.groupHeld[h.group][h.role]++
+	}
 }
 
 func (s *state) dropLocked(uid types.UID, h held) {
 	delete(s.held, uid)
 	if a := s.allocated[h.queue]; a != nil {
 		queue.Sub(a, h.requests)
+	}
+	if roles := s.groupHeld[h.group]; roles != nil {
+		if roles[h.role]--; roles[h.role] <= 0 {
+			delete(roles, h.role)
+		}
+		if len(roles) == 0 {
+			delete(s.groupHeld, h.group)
+		}
 	}
 }
 
