@@ -15,6 +15,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/test/cluster"
 	"github.com/accelstack/accelstack/test/harness"
 )
@@ -55,6 +56,11 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if err := applyTrainingProgram(ctx, c, filepath.Join(root, trainingProgram)); err != nil {
 		return err
 	}
+	// The queue controllers set Ready once they see the Queue; from then on
+	// the admission webhook, which reads the same cache, takes the job.
+	if _, err := c.Kubectl(ctx, "wait", "--for=condition=Ready", "queue/demo", "--timeout=60s"); err != nil {
+		return err
+	}
 	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "pytorch-job.yaml")); err != nil {
 		return err
 	}
@@ -63,6 +69,7 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 		{"-n", "demo", "wait", "--for=condition=Ready", "pod/train", "pod/notebook", "--timeout=180s"},
 		{"-n", "demo", "wait", "--for=condition=Complete", "datacube/dataset-copy", "--timeout=180s"},
 		{"-n", "demo", "wait", "--for=jsonpath={.status.phase}=Succeeded", "pytorchtrainingjob/ddp", "--timeout=300s"},
+		{"-n", "demo", "wait", "--for=condition=GroupScheduled", "podgroup/ddp", "--timeout=60s"},
 	}
 	for _, w := range waits {
 		if _, err := c.Kubectl(ctx, w...); err != nil {
@@ -189,6 +196,16 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 		out.WriteString(kubectl("-n", "demo", "logs", pod))
 	}
 
+	section("Queue and PodGroup (kubectl get queues; kubectl -n demo get podgroups)")
+	out.WriteString(kubectl("get", "queues"))
+	out.WriteString("\n")
+	out.WriteString(kubectl("-n", "demo", "get", "podgroups"))
+	section("The PodGroup's status (kubectl -n demo get podgroup ddp -o jsonpath={.status})")
+	out.WriteString(check("the status of PodGroup ddp")(indentJSON(kubectl("-n", "demo", "get", "podgroup", "ddp", "-o", "jsonpath={.status}"))))
+	section("Who placed the job's pods (kubectl -n demo get pods -l " + jobs.JobSelector("ddp") + " -o custom-columns=...)")
+	out.WriteString(kubectl("-n", "demo", "get", "pods", "-l", jobs.JobSelector("ddp"),
+		"-o", "custom-columns=NAME:.metadata.name,SCHEDULER:.spec.schedulerName,PODGROUP:.metadata.labels.scheduler\\.tensorstack\\.dev/group-name,NODE:.spec.nodeName,STATUS:.status.phase"))
+
 	section("Metrics")
 	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
 		"-o", "jsonpath={.items[0].status.podIP}"))
@@ -198,7 +215,7 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
 	section("Not built yet, so not shown")
-	out.WriteString("The Queue/PodGroup scheduler, Notebook, serving and workflow controllers.\n")
+	out.WriteString("Notebook, serving and workflow controllers.\n")
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	if _, err := os.Stdout.Write(out.Bytes()); err != nil {
