@@ -200,6 +200,8 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	out.WriteString(kubectl("get", "queues"))
 	out.WriteString("\n")
 	out.WriteString(kubectl("-n", "demo", "get", "podgroups"))
+	section("The Queue's status (kubectl get queue demo -o jsonpath={.status})")
+	out.WriteString(check("the status of Queue demo")(indentJSON(kubectl("get", "queue", "demo", "-o", "jsonpath={.status}"))))
 	section("The PodGroup's status (kubectl -n demo get podgroup ddp -o jsonpath={.status})")
 	out.WriteString(check("the status of PodGroup ddp")(indentJSON(kubectl("-n", "demo", "get", "podgroup", "ddp", "-o", "jsonpath={.status}"))))
 	section("Who placed the job's pods (kubectl -n demo get pods -l " + jobs.JobSelector("ddp") + " -o custom-columns=...)")
