@@ -202,7 +202,7 @@ func cpuPod(name string, milli int64) *corev1.Pod {
 }
 
 // freeCPU returns the node's allocatable cpu less the requests of the pods
-// that hold it, in millicores.
+// that hold it (not finished, not being deleted), in millicores.
 func freeCPU(t *testing.T) int64 {
 	t.Helper()
 	ctx := testContext(t)
@@ -218,7 +218,9 @@ func freeCPU(t *testing.T) int64 {
 	used := int64(0)
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		// A pod being deleted is left out: were it counted and then gone
+		// during the test, the gang would find more room than measured.
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
 			continue
 		}
 		req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
