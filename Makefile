@@ -39,6 +39,8 @@ RCLONE_VERSION          ?= v1.76.0
 CSI_PROVISIONER_VERSION ?= v5.3.0
 # What the benchmarks compare against (make bench-tools).
 TRAINING_OPERATOR_VERSION ?= v1.9.3
+SCHEDULER_PLUGINS_VERSION ?= v0.33.5
+KWOK_VERSION              ?= v0.7.0
 
 CONTROLLER_GEN  := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT   := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
@@ -46,6 +48,8 @@ VERSITYGW       := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
 TRAINING_OPERATOR := $(LOCALBIN)/training-operator-$(TRAINING_OPERATOR_VERSION)
+SCHEDULER_PLUGINS := $(LOCALBIN)/scheduler-plugins-$(SCHEDULER_PLUGINS_VERSION)
+KWOK              := $(LOCALBIN)/kwok-$(KWOK_VERSION)
 
 GO_TEST_FLAGS ?= -race -count=1
 # Per-package timeouts (go test -timeout bounds each package's test binary):
@@ -149,7 +153,8 @@ test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module'
 .PHONY: bench
 bench: envtest-assets tools bench-tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
-		ACCELSTACK_TRAINING_OPERATOR=$(TRAINING_OPERATOR) \
+		ACCELSTACK_TRAINING_OPERATOR=$(TRAINING_OPERATOR) ACCELSTACK_SCHEDULER_PLUGINS=$(SCHEDULER_PLUGINS) \
+		ACCELSTACK_KWOK=$(KWOK) \
 		go run ./hack/benchdoc -doc docs/benchmarks.md -bench-dir test/bench
 
 ##@ Local cluster
@@ -194,10 +199,14 @@ $(CSI_PROVISIONER):
 	$(call go-build-module-tool,$@,github.com/kubernetes-csi/external-provisioner/v5,$(CSI_PROVISIONER_VERSION),./cmd/csi-provisioner,csi-provisioner)
 
 .PHONY: bench-tools
-bench-tools: $(TRAINING_OPERATOR) ## Install what the benchmarks compare against: the Kubeflow training operator.
+bench-tools: $(TRAINING_OPERATOR) $(SCHEDULER_PLUGINS) $(KWOK) ## Install what the benchmarks compare against and run on: the Kubeflow training operator, scheduler-plugins (coscheduling), kwok (fake nodes).
 
 $(TRAINING_OPERATOR):
 	$(call go-install-tool,$@,github.com/kubeflow/training-operator/cmd/training-operator.v1,$(TRAINING_OPERATOR_VERSION),training-operator.v1,training-operator)
+$(SCHEDULER_PLUGINS):
+	$(call go-build-module-tool,$@,sigs.k8s.io/scheduler-plugins,$(SCHEDULER_PLUGINS_VERSION),./cmd/scheduler,scheduler-plugins)
+$(KWOK):
+	$(call go-build-module-tool,$@,sigs.k8s.io/kwok,$(KWOK_VERSION),./cmd/kwok,kwok)
 
 # go-install-tool installs package $(2) at version $(3), whose binary is
 # named $(4), as the file $(1), and points the link $(LOCALBIN)/$(5) (what
