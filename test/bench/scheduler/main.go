@@ -142,7 +142,12 @@ func run(ctx context.Context, o options) (err error) {
 	defer func() { err = errors.Join(err, cl.stop()) }()
 	var res results
 	if cl.kwok != nil {
-		res.cluster = fmt.Sprintf("kwok %s", strings.TrimPrefix(cl.kwokVersion, "kwok version "))
+		// kwok --version: "kwok version v0.7.0 go1.26.8 (linux/amd64)".
+		v := strings.Fields(strings.TrimPrefix(cl.kwokVersion, "kwok version "))
+		res.cluster = "kwok (its default stages: nodes Ready with a heartbeat Lease, bound pods Running, deleted pods gone)"
+		if len(v) > 0 {
+			res.cluster = "kwok " + v[0] + strings.TrimPrefix(res.cluster, "kwok")
+		}
 	} else {
 		res.cluster = "no kwok (" + cl.kwokMissing + "): plain Node objects whose status the bench wrote, pods never Running"
 	}

@@ -19,12 +19,13 @@ func report(out io.Writer, o options, r results) {
 	fmt.Fprintf(out, "%d fake nodes of %d `nvidia.com/gpu` (64 cpu, 512Gi) on envtest (a real kube-apiserver and etcd), "+
 		"run by %s, %d CPUs. Every scheduler runs as a process of its own, one at a time, with a client limit of %d QPS "+
 		"(burst as much), against the same control plane; each measurement creates pods of its own and deletes them "+
-		"afterwards. Times are by the bench's watch of the pods.\n\n",
+		"afterwards. Times are by the bench's watch of the pods. The API server, etcd, kwok, the bench and the scheduler "+
+		"share the CPUs.\n\n",
 		o.nodes, o.gpusPerNode, r.cluster, runtime.NumCPU(), o.qps)
 
 	if len(r.throughput) > 0 {
-		fmt.Fprintf(out, "**Plain pods.** %d pending pods (100m cpu, 128Mi, %d GPUs each) created before the scheduler starts; "+
-			"T9k's in one queue open to every namespace, without quota.\n\n", o.pods, o.podGPUs)
+		fmt.Fprintf(out, "**Plain pods.** %d pending pods (100m cpu, 128Mi, %s each) created before the scheduler starts; "+
+			"T9k's in one queue open to every namespace, without quota.\n\n", o.pods, gpus(o.podGPUs))
 		fmt.Fprintln(out, "| scheduler | pods bound | first to last bind | pods bound per second | start to last bind | CPU |")
 		fmt.Fprintln(out, "|---|---|---|---|---|---|")
 		for _, t := range r.throughput {
@@ -40,20 +41,21 @@ func report(out io.Writer, o options, r results) {
 	}
 
 	if len(r.gangs) > 0 {
-		fmt.Fprintf(out, "**Gangs.** %d PodGroups of %d pods (minMember %d, %d GPUs a pod) created at once, 16 at a time, while "+
+		fmt.Fprintf(out, "**Gangs.** %d PodGroups of %d pods (minMember %d, %s a pod) created at once, 16 at a time, while "+
 			"the scheduler runs (T9k's in the open queue, its gang timeout as shipped; coscheduling with its manifests' "+
 			"permitWaitingTimeSeconds 10). Pods in partial gangs: pods bound in gangs with fewer than %d bound, sampled "+
-			"every 250ms (the most in one sample: binds in flight count); stuck: gangs partly bound for %s or longer; bind spread: from a gang's first pod bound to its last.\n\n",
-			o.gangs, o.gangSize, o.gangSize, o.gangGPUs, o.gangSize, stuckAfter)
-		fmt.Fprintln(out, "| scheduler | all bound after | pods bound | pods in partial gangs: most in a sample (samples) | gangs stuck partial | partial at the end | bind spread of a gang: p50, p99, max | CPU |")
-		fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|")
+			"every 250ms (the most in one sample: binds in flight count); stuck: gangs partly bound for %s or longer; bind spread: from a gang's first pod bound to its last. The bench's own creation of the gangs (all created after) "+
+			"bounds the time until all are bound from below.\n\n",
+			o.gangs, o.gangSize, o.gangSize, gpus(o.gangGPUs), o.gangSize, stuckAfter)
+		fmt.Fprintln(out, "| scheduler | all created after | all bound after | pods bound | pods in partial gangs: most in a sample (samples) | gangs stuck partial | partial at the end | bind spread of a gang: p50, p99, max | CPU |")
+		fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|")
 		total := o.gangs * o.gangSize
 		for _, g := range r.gangs {
 			all := seconds(g.allBound)
 			if g.allBound == 0 {
 				all = fmt.Sprintf("not within %s", o.timeout)
 			}
-			fmt.Fprintf(out, "| %s | %s | %d of %d | %d (%d) | %d | %d | %s, %s, %s | %s |\n", g.name, all, g.bound, total,
+			fmt.Fprintf(out, "| %s | %s | %s | %d of %d | %d (%d) | %d | %d | %s, %s, %s | %s |\n", g.name, seconds(g.created), all, g.bound, total,
 				g.maxPartial, g.samples, g.stuck, g.atEnd,
 				millis(percentile(g.spreads, 0.5)), millis(percentile(g.spreads, 0.99)), millis(percentile(g.spreads, 1)), seconds(g.cpu))
 		}
@@ -67,18 +69,26 @@ func report(out io.Writer, o options, r results) {
 	}
 
 	if p := r.preemption; p != nil {
-		fmt.Fprintf(out, "**Preemption, %d queues.** %d pods of %d GPU(s) from %d low-priority queues (priorities 1 to %d) fill "+
-			"every GPU; then %d pods of %d GPU(s) of a queue of priority 100 are created one at a time, each once the "+
+		fmt.Fprintf(out, "**Preemption, %d queues.** %d pods of %s from %d low-priority queues (priorities 1 to %d) fill "+
+			"every GPU; then %d pods of %s of a queue of priority 100 are created one at a time, each once the "+
 			"previous is bound. Decision: from a preemptor's creation to its victim marked for deletion or itself "+
 			"nominated to a node, whichever the watch sees first; bound: to the preemptor bound, once kwok has finished "+
 			"the victim's deletion.\n\n",
-			o.queues, p.filled, o.fillGPUs, o.queues-1, min(o.queues-1, 50), o.preemptions, o.fillGPUs)
+			o.queues, p.filled, gpus(o.fillGPUs), o.queues-1, min(o.queues-1, 50), o.preemptions, gpus(o.fillGPUs))
 		fmt.Fprintln(out, "| scheduler | preemptions | decision p50 | decision p99 | decision max | bound p50 | bound p99 | not bound within 1 min |")
 		fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|")
 		fmt.Fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %d |\n", p.name, len(p.decided),
 			millis(percentile(p.decided, 0.5)), millis(percentile(p.decided, 0.99)), millis(percentile(p.decided, 1)),
 			millis(percentile(p.bound, 0.5)), millis(percentile(p.bound, 0.99)), p.missed)
 	}
+}
+
+// gpus says n GPUs in words.
+func gpus(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
