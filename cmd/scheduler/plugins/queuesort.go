@@ -52,6 +52,7 @@ func (p *QueueSort) key(e fwk.QueuedEntityInfo) queuesort.Key {
 	if m.Group != "" {
 		if pg := p.s.group(pod.Namespace, m.Group); pg != nil {
 			k.GroupPriority = pg.Spec.Priority
+			k.Group, k.GroupTimestamp = pod.Namespace+"/"+m.Group, pg.CreationTimestamp.Time
 		}
 	}
 	return k

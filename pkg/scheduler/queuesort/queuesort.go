@@ -2,7 +2,9 @@
 // pods: the queue's priority (higher first), then, among queues of equal
 // priority, the queue's dominant-resource share (lower first, so the queue
 // furthest below its fair share goes next), then the PodGroup's priority
-// (higher first), then the pod's own priority, then age (older first).
+// (higher first), then the pod's own priority, then age (older first): a
+// pod of a PodGroup takes its group's age, so the members of a gang are
+// tried one after another and it completes without waiting on others.
 package queuesort
 
 import "time"
@@ -20,6 +22,18 @@ type Key struct {
 	PodPriority int32
 	// Timestamp is when the pod entered the scheduling queue.
 	Timestamp time.Time
+	// Group is the pod's PodGroup ("namespace/name"), "" for none, and
+	// GroupTimestamp when the group was created.
+	Group          string
+	GroupTimestamp time.Time
+}
+
+// since is when the pod's gang, or the pod itself, came.
+func (k Key) since() time.Time {
+	if k.Group != "" {
+		return k.GroupTimestamp
+	}
+	return k.Timestamp
 }
 
 // Less reports whether a goes before b.
@@ -33,6 +47,10 @@ func Less(a, b Key) bool {
 		return a.GroupPriority > b.GroupPriority
 	case a.PodPriority != b.PodPriority:
 		return a.PodPriority > b.PodPriority
+	case !a.since().Equal(b.since()):
+		return a.since().Before(b.since())
+	case a.Group != b.Group:
+		return a.Group < b.Group
 	}
 	return a.Timestamp.Before(b.Timestamp)
 }

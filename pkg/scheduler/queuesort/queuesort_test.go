@@ -94,3 +94,33 @@ func TestLessSortsAllLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestLessKeepsGangsTogether: pods of a PodGroup take the group's age, so a
+// gang created first goes wholly before a later one, whatever the order its
+// pods were created in, and a pod created between them does not split them.
+func TestLessKeepsGangsTogether(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	older := func(i int) Key {
+		return Key{Group: "ns/a", GroupTimestamp: t0, Timestamp: t0.Add(time.Duration(10+i) * time.Second)}
+	}
+	younger := Key{Group: "ns/b", GroupTimestamp: t0.Add(time.Second), Timestamp: t0.Add(2 * time.Second)}
+	loose := Key{Timestamp: t0.Add(5 * time.Second)}
+	for i := range 3 {
+		if !Less(older(i), younger) || Less(younger, older(i)) {
+			t.Errorf("member %d of the older gang should go before the younger gang's pod", i)
+		}
+		if !Less(older(i), loose) {
+			t.Errorf("member %d of the older gang should go before a pod created after the gang", i)
+		}
+	}
+	if !Less(older(0), older(1)) || Less(older(1), older(0)) {
+		t.Error("within a gang, the older pod should go first")
+	}
+	if !Less(younger, loose) {
+		t.Error("the younger gang, created before the loose pod, should go first")
+	}
+	same := Key{Group: "ns/c", GroupTimestamp: t0, Timestamp: t0}
+	if !Less(older(5), same) || Less(same, older(5)) {
+		t.Error("gangs of the same age should be ordered by name, not interleaved")
+	}
+}
