@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"debug/buildinfo"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -56,7 +53,7 @@ func findTrainingOperator() (*trainingOperator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the build info of %s: %w", bin, err)
 	}
-	dir, err := moduleDir(info.Main.Path, info.Main.Version)
+	dir, err := harness.ModuleDir(info.Main.Path, info.Main.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -65,29 +62,6 @@ func findTrainingOperator() (*trainingOperator, error) {
 		return nil, err
 	}
 	return &trainingOperator{bin: bin, version: info.Main.Version, crd: crd}, nil
-}
-
-// moduleDir returns the module cache directory of path@version, downloading
-// it from the module proxy if need be.
-func moduleDir(path, version string) (string, error) {
-	tmp, err := os.MkdirTemp("", "bench-jobs-mod-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command("go", "mod", "download", "-json", path+"@"+version)
-	cmd.Dir = tmp // outside any module, so that no go.mod is touched
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w\n%s", path, version, err, stderr.String())
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s gave no directory: %s", path, version, out)
-	}
-	return mod.Dir, nil
 }
 
 // kubeflowRun is one way of running the training operator.

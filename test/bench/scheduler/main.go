@@ -213,7 +213,7 @@ func findSchedulerPlugins() (schedulerBin, string, error) {
 	if !ok || !strings.HasPrefix(version, "v") {
 		return schedulerBin{}, "", fmt.Errorf("%s: no version in the file name (make bench-tools installs scheduler-plugins-VERSION)", real)
 	}
-	dir, err := moduleDir("sigs.k8s.io/scheduler-plugins", version)
+	dir, err := harness.ModuleDir("sigs.k8s.io/scheduler-plugins", version)
 	if err != nil {
 		return schedulerBin{}, "", err
 	}

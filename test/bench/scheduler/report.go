@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"runtime"
 	"time"
 
@@ -100,26 +96,3 @@ func millis(d time.Duration) string {
 func ratio(theirs, ours time.Duration) float64 { return theirs.Seconds() / ours.Seconds() }
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
-
-// moduleDir returns the module cache directory of path@version, downloading
-// it from the module proxy if need be.
-func moduleDir(path, version string) (string, error) {
-	tmp, err := os.MkdirTemp("", "bench-scheduler-mod-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command("go", "mod", "download", "-json", path+"@"+version)
-	cmd.Dir = tmp // outside any module, so that no go.mod is touched
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w\n%s", path, version, err, stderr.String())
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s gave no directory: %s", path, version, out)
-	}
-	return mod.Dir, nil
-}

@@ -3,8 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
@@ -52,31 +49,9 @@ func startEnv(t *testing.T) *env {
 // for its own webhook manifests.
 func installWebhook(t *testing.T, cp *harness.ControlPlane) {
 	t.Helper()
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "deploy", "controllers", "jobs-webhook.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := yaml.UnmarshalStrict(b, cfg); err != nil {
-		t.Fatal(err)
-	}
-	wh := cp.Env.WebhookInstallOptions
-	for i := range cfg.Webhooks {
-		w := &cfg.Webhooks[i]
-		url := fmt.Sprintf("https://%s:%d%s", wh.LocalServingHost, wh.LocalServingPort, *w.ClientConfig.Service.Path)
-		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: wh.LocalServingCAData}
+	cp.InstallWebhook(t, "controllers/jobs-webhook.yaml", func(w *admissionregistrationv1.ValidatingWebhook) {
 		w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: bypassLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
-		// Failing closed here makes a webhook that serves nothing visible.
-		fail := admissionregistrationv1.Fail
-		w.FailurePolicy = &fail
-	}
-	if err := cp.Client.Create(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // namespace creates a namespace for one subtest.

@@ -3,20 +3,16 @@ package queues
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/test/harness"
@@ -46,29 +42,7 @@ func startEnv(t *testing.T) *env {
 // webhooks, failing closed so that a webhook that serves nothing shows.
 func installWebhook(t *testing.T, cp *harness.ControlPlane) {
 	t.Helper()
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "deploy", "controllers", "queues-webhook.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := yaml.UnmarshalStrict(b, cfg); err != nil {
-		t.Fatal(err)
-	}
-	wh := cp.Env.WebhookInstallOptions
-	for i := range cfg.Webhooks {
-		w := &cfg.Webhooks[i]
-		url := fmt.Sprintf("https://%s:%d%s", wh.LocalServingHost, wh.LocalServingPort, *w.ClientConfig.Service.Path)
-		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: wh.LocalServingCAData}
-		fail := admissionregistrationv1.Fail
-		w.FailurePolicy = &fail
-	}
-	if err := cp.Client.Create(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	cp.InstallWebhook(t, "controllers/queues-webhook.yaml", nil)
 }
 
 // name returns a name unique in the package's run.
