@@ -132,20 +132,23 @@ func (p *Queue) Unreserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 	p.s.unassume(pod)
 }
 
-// EventsToRegister requeues pods when pods or nodes change. Changes of
-// Queues, PodGroups and what a queue holds activate the pods they concern
-// from the plugins' own state (state.activateQueue), once it has them.
+// EventsToRegister requeues a refused pod when its own labels change or a
+// node joins or is relabelled (the queue's nodeSelector). Changes of
+// Queues, PodGroups, namespaces, shapes and of what a queue holds activate
+// the pods they concern from the plugins' own state (state.activateQueue and
+// friends), once it has them; a pod added elsewhere in the cluster requeues
+// nothing, so pending pods are not tried again with every pod created.
 func (p *Queue) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return schedulerEvents(), nil
 }
 
-// schedulerEvents are the events that can make a pod the T9k plugins
-// refused schedulable.
+// schedulerEvents are the cluster events that can make a pod the T9k
+// plugins refused schedulable.
 func schedulerEvents() []fwk.ClusterEventWithHint {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.UpdatePodLabel}},
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete | fwk.Update}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel | fwk.UpdateNodeAllocatable}},
+		{Event: fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.UpdatePodLabel}},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}},
 	}
 }
 

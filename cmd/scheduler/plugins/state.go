@@ -18,6 +18,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/gang"
 	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
@@ -124,6 +125,13 @@ func newState(ctx context.Context, h fwk.Handle) (*state, error) {
 	shapeCMs := shapes.Core().V1().ConfigMaps()
 	s.shapeCMs = shapeLister{shapeCMs.Lister().ConfigMaps(schedv1beta1.ShapesNamespace)}
 	shapeInformer := shapeCMs.Informer()
+	// A shape profile changed may let pods of any queue fit.
+	if _, err := shapeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(interface{}) { s.activateAll() },
+		UpdateFunc: func(_, _ interface{}) { s.activateAll() },
+	}); err != nil {
+		return nil, fmt.Errorf("shapes handler: %w", err)
+	}
 	shapes.Start(ctx.Done())
 	go queues.Run(ctx.Done())
 	go groups.Run(ctx.Done())
@@ -196,14 +204,33 @@ func (s *state) groupChanged(obj interface{}) {
 	}
 }
 
-// podAdded accounts a new pod and, for a pending pod of a PodGroup,
-// activates the group's other pending pods: the group may be complete now.
+// podAdded accounts a new pod and, when a pending pod completes its
+// PodGroup, activates the group's other pending pods, which were held back
+// for want of it. Only the completing pod does, so a gang's members are not
+// tried again with every member that arrives.
 func (s *state) podAdded(obj interface{}) {
 	s.observe(obj)
-	if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName == "" {
-		if key := wpKey(pod); key != "" {
-			s.activate(s.groupPods(key))
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName != "" {
+		return
+	}
+	key := wpKey(pod)
+	if key == "" {
+		return
+	}
+	pg := s.group(pod.Namespace, pod.Labels[schedv1beta1.GroupNameLabel])
+	if pg == nil {
+		return
+	}
+	members := s.groupPods(key)
+	var c gang.Count
+	for _, m := range members {
+		if !queue.Finished(m) && m.DeletionTimestamp == nil {
+			c.Add(m.Labels[schedv1beta1.RoleLabel])
 		}
+	}
+	if gang.Satisfied(&pg.Spec, c) {
+		s.activate(members)
 	}
 }
 
@@ -223,6 +250,18 @@ func (s *state) activateQueue(name string) {
 	for _, o := range s.groups.List() {
 		if pg, ok := o.(*schedv1beta1.PodGroup); ok && queue.GroupQueue(pg) == name {
 			pods = append(pods, s.groupPods(pg.Namespace+"/"+pg.Name)...)
+		}
+	}
+	s.activate(pods)
+}
+
+// activateAll activates every pending pod of the T9k Scheduler.
+func (s *state) activateAll() {
+	objs := s.pods.GetIndexer().List()
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, p)
 		}
 	}
 	s.activate(pods)
