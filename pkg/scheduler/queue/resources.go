@@ -65,17 +65,6 @@ func Sub(a, b corev1.ResourceList) {
 	}
 }
 
-// Scale returns r multiplied by n.
-func Scale(r corev1.ResourceList, n int64) corev1.ResourceList {
-	out := make(corev1.ResourceList, len(r))
-	for name, q := range r {
-		q = q.DeepCopy()
-		q.Mul(n)
-		out[name] = q
-	}
-	return out
-}
-
 // Over returns the first resource, in name order, whose amount in used plus
 // add exceeds limit, and whether there is one. Resources limit does not
 // name are unlimited; zero amounts in add never exceed.

@@ -171,36 +171,6 @@ func TestSubNilA(t *testing.T) {
 	}
 }
 
-func TestScale(t *testing.T) {
-	tests := []struct {
-		name string
-		r    corev1.ResourceList
-		n    int64
-		want corev1.ResourceList
-	}{
-		{name: "by 4", r: rl("cpu", "500m", "memory", "1Gi", "nvidia.com/gpu", "4"), n: 4, want: rl("cpu", "2", "memory", "4Gi", "nvidia.com/gpu", "16")},
-		{name: "by 1", r: rl("huawei.com/Ascend910", "8"), n: 1, want: rl("huawei.com/Ascend910", "8")},
-		{name: "by 0", r: rl("cpu", "3"), n: 0, want: rl("cpu", "0")},
-		{name: "nil", n: 3, want: corev1.ResourceList{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var orig corev1.ResourceList
-			if tt.r != nil {
-				orig = tt.r.DeepCopy()
-			}
-			got := Scale(tt.r, tt.n)
-			if got == nil {
-				t.Fatal("Scale returned nil")
-			}
-			assertResources(t, got, tt.want)
-			if ok, diff := sameResources(tt.r, orig); !ok {
-				t.Errorf("Scale modified its input: %s", diff)
-			}
-		})
-	}
-}
-
 func TestOver(t *testing.T) {
 	tests := []struct {
 		name            string
