@@ -22,9 +22,13 @@ const GangName = "T9kGang"
 // wait for the rest before every reservation is released.
 const DefaultGangTimeout = 60 * time.Second
 
-// Gang binds the pods of a PodGroup all together or not at all. PreFilter
-// holds back the pods of a group that does not yet have the pods its
-// minMember and roles ask for; Permit keeps each reserved pod waiting until
+// Gang binds the pods of a PodGroup all together or not at all. PreEnqueue
+// keeps the pods of a group that does not yet have the pods its minMember
+// and roles ask for out of the scheduling queue, so that a gang being
+// created takes no scheduling attempt (and writes no pod status) before
+// its last member arrives, which activates the others; the PodGroup's
+// SufficientGroupMember condition says what it lacks. PreFilter checks the
+// same again when a pod is tried; Permit keeps each reserved pod waiting until
 // the group's reserved and bound pods satisfy it, then lets them all bind;
 // when one is rejected or the wait times out, Unreserve rejects every other
 // waiting pod of the group, so no reservation of a gang that cannot
@@ -44,6 +48,7 @@ type Gang struct {
 }
 
 var (
+	_ fwk.PreEnqueuePlugin  = (*Gang)(nil)
 	_ fwk.PreFilterPlugin   = (*Gang)(nil)
 	_ fwk.PermitPlugin      = (*Gang)(nil)
 	_ fwk.ReservePlugin     = (*Gang)(nil)
@@ -65,18 +70,31 @@ var gangTimeout = DefaultGangTimeout
 // Name is the plugin's name.
 func (p *Gang) Name() string { return GangName }
 
+// PreEnqueue keeps the pods of a group that is not yet complete, or is
+// resting, out of the scheduling queue.
+func (p *Gang) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
+	return p.holdBack(pod)
+}
+
 // PreFilter holds back the pods of a group that is not yet complete.
 func (p *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	return nil, p.holdBack(pod)
+}
+
+// holdBack says why pod may not be tried now: its group does not exist,
+// is resting after a failed attempt, or lacks members. It skips a pod of
+// no group.
+func (p *Gang) holdBack(pod *corev1.Pod) *fwk.Status {
 	m := p.s.membership(pod)
 	if m.Group == "" {
-		return nil, fwk.NewStatus(fwk.Skip)
+		return fwk.NewStatus(fwk.Skip)
 	}
 	pg := p.s.group(pod.Namespace, m.Group)
 	if pg == nil {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s/%s does not exist", pod.Namespace, m.Group))
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s/%s does not exist", pod.Namespace, m.Group))
 	}
 	if until, ok := p.restingUntil(pod.Namespace + "/" + m.Group); ok {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf(
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf(
 			"PodGroup %s/%s could not be placed whole; trying again at %s", pod.Namespace, m.Group, until.Format(time.RFC3339)))
 	}
 	var c gang.Count
@@ -87,9 +105,9 @@ func (p *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _
 		c.Add(other.Labels[schedv1beta1.RoleLabel])
 	}
 	if short := gang.Shortfall(&pg.Spec, c); short != "" {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s/%s has %s", pod.Namespace, m.Group, short))
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s/%s has %s", pod.Namespace, m.Group, short))
 	}
-	return nil, nil
+	return nil
 }
 
 // PreFilterExtensions returns nil: a gang does not depend on a node's pods.

@@ -268,6 +268,39 @@ func (e *env) waitUnschedulable(ctx context.Context, t *testing.T, ns, name, wan
 	})
 }
 
+// waitGroupCondition waits until PodGroup ns/name has condition typ with
+// status, reason and a message containing want.
+func (e *env) waitGroupCondition(ctx context.Context, t *testing.T, ns, name, typ string, status metav1.ConditionStatus, reason, want string) {
+	t.Helper()
+	eventually(ctx, t, fmt.Sprintf("PodGroup %s %s=%s (%s) with %q", name, typ, status, reason, want), func() (bool, string) {
+		pg := &schedv1beta1.PodGroup{}
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pg); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range pg.Status.Conditions {
+			if c.Type == typ {
+				return c.Status == status && c.Reason == reason && strings.Contains(c.Message, want), fmt.Sprintf("%+v", c)
+			}
+		}
+		return false, fmt.Sprintf("conditions %+v", pg.Status.Conditions)
+	})
+}
+
+// requireNoAttempt fails if pod ns/name has a PodScheduled condition: a
+// pod held out of the scheduling queue is never tried, so none is written.
+func (e *env) requireNoAttempt(ctx context.Context, t *testing.T, ns, name string) {
+	t.Helper()
+	p := e.get(ctx, t, ns, name)
+	if p == nil {
+		t.Fatalf("pod %s is gone", name)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			t.Fatalf("pod %s was tried while its gang was incomplete: %+v", name, c)
+		}
+	}
+}
+
 // eventually polls cond until it holds, failing with what it last said.
 func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 )
 
@@ -27,7 +29,8 @@ func testGangAllOrNothing(t *testing.T, e *env) {
 }
 
 // testGangRoles: a group of minMember 2 with roles master:1 and worker:1
-// does not start with two workers; the master's arrival starts all three.
+// does not start with two workers, which are not even tried (the PodGroup
+// says what it lacks); the master's arrival starts all three.
 func testGangRoles(t *testing.T, e *env) {
 	ctx := testContext(t)
 	pool := unique("roles")
@@ -37,8 +40,13 @@ func testGangRoles(t *testing.T, e *env) {
 	pg := e.podGroup(t, ns, q, 2, schedv1beta1.Role{Name: "master", MinMember: 1}, schedv1beta1.Role{Name: "worker", MinMember: 1})
 	e.pod(t, ns, "worker-0", "1", groupLabels(pg, "worker"))
 	e.pod(t, ns, "worker-1", "1", groupLabels(pg, "worker"))
-	e.waitUnschedulable(ctx, t, ns, "worker-0", `of role "master"`)
+	e.waitGroupCondition(ctx, t, ns, pg, schedv1beta1.PodGroupSufficientMember, metav1.ConditionFalse,
+		schedv1beta1.ReasonInsufficientMemberPods, `of role "master"`)
 	e.holdUnbound(ctx, t, time.Second, ns, "worker-0", "worker-1")
+	// The workers wait outside the scheduling queue: never tried, so the
+	// scheduler wrote nothing to them while the master was missing.
+	e.requireNoAttempt(ctx, t, ns, "worker-0")
+	e.requireNoAttempt(ctx, t, ns, "worker-1")
 	e.pod(t, ns, "master-0", "1", groupLabels(pg, "master"))
 	e.waitBound(ctx, t, ns, "worker-0", "worker-1", "master-0")
 }

@@ -57,18 +57,7 @@ func testPyTorchGang(t *testing.T, e *env) {
 	e.holdUnbound(ctx, t, 2*gangTimeout, ns, names...)
 	e.node(t, pool, 4, nil, nil)
 	e.waitBound(ctx, t, ns, names...)
-	eventually(ctx, t, "PodGroup GroupScheduled", func() (bool, string) {
-		pg := &schedv1beta1.PodGroup{}
-		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ddp"}, pg); err != nil {
-			return false, err.Error()
-		}
-		for _, c := range pg.Status.Conditions {
-			if c.Type == schedv1beta1.PodGroupScheduled {
-				return c.Status == metav1.ConditionTrue && c.Reason == schedv1beta1.ReasonPodGroupScheduled, fmt.Sprintf("%+v", c)
-			}
-		}
-		return false, fmt.Sprintf("conditions %+v", pg.Status.Conditions)
-	})
+	e.waitGroupCondition(ctx, t, ns, "ddp", schedv1beta1.PodGroupScheduled, metav1.ConditionTrue, schedv1beta1.ReasonPodGroupScheduled, "")
 }
 
 // testFairShare reproduces the manual's dominant-resource example: queues
