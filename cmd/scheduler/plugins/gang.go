@@ -73,7 +73,10 @@ func (p *Gang) Name() string { return GangName }
 // PreEnqueue keeps the pods of a group that is not yet complete, or is
 // resting, out of the scheduling queue.
 func (p *Gang) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
-	return p.holdBack(pod)
+	if st := p.holdBack(pod); st.Code() != fwk.Skip {
+		return st
+	}
+	return nil // Skip would gate a pod of no group
 }
 
 // PreFilter holds back the pods of a group that is not yet complete.
