@@ -260,17 +260,32 @@ func (cl *cluster) playKubelet(ctx context.Context) {
 // deletePods deletes every pod of namespace at once and waits until they
 // are gone.
 func (cl *cluster) deletePods(ctx context.Context, namespace string) error {
-	if err := cl.c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(namespace), client.GracePeriodSeconds(0)); err != nil {
-		return err
+	// Deleting thousands of pods at once may outlast the request timeout
+	// (the API server goes on deleting, or drops the stream): the call is
+	// repeated until none is left.
+	del := func(ctx context.Context) error {
+		return cl.c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(namespace), client.GracePeriodSeconds(0))
 	}
-	return wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := del(ctx)
+	polls := 0
+	waitErr := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var pods metav1.PartialObjectMetadataList
 		pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
 		if err := cl.c.List(ctx, &pods, client.InNamespace(namespace), client.Limit(1)); err != nil {
 			return false, err
 		}
-		return len(pods.Items) == 0, nil
+		if len(pods.Items) == 0 {
+			return true, nil
+		}
+		if polls++; err != nil && polls%5 == 0 {
+			err = del(ctx)
+		}
+		return false, nil
 	})
+	if waitErr != nil {
+		return errors.Join(waitErr, err)
+	}
+	return nil
 }
 
 // createNamespace creates a namespace of its own for one measurement.
