@@ -6,6 +6,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"k8s.io/component-base/cli"
@@ -16,6 +17,10 @@ import (
 
 func main() {
 	cmd := app.NewSchedulerCommand(plugins.Options()...)
+	if err := plugins.SetDefaultFeatureGates(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	plugins.AddFlags(cmd.Flags())
 	os.Exit(cli.Run(cmd))
 }

@@ -1,8 +1,12 @@
 package plugins
 
 import (
+	"fmt"
+
 	"github.com/spf13/pflag"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/kubernetes/pkg/features"
 )
 
 // Options registers every T9k plugin with the scheduler command; the list
@@ -20,4 +24,24 @@ func Options() []app.Option {
 func AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&gangTimeout, "gang-timeout", DefaultGangTimeout,
 		"How long the reserved pods of an incomplete PodGroup wait for the rest before every reservation is released.")
+}
+
+// DefaultFeatureGates are the kube-scheduler feature gates whose default the
+// T9k Scheduler changes; --feature-gates still sets them.
+//
+// NominatedNodeNameForExpectation (on by default since Kubernetes 1.35)
+// writes status.nominatedNodeName to every pod that is about to wait at
+// Permit, before the wait: one more API write for each member of a gang
+// but the last. Each member's bind also waits for that write, so once the
+// gang is complete its members bind seconds apart on a busy API server.
+// Nothing in accelstack reads the field, so it is off.
+var DefaultFeatureGates = map[string]bool{string(features.NominatedNodeNameForExpectation): false}
+
+// SetDefaultFeatureGates applies DefaultFeatureGates; call it before the
+// command parses its flags, so that --feature-gates overrides them.
+func SetDefaultFeatureGates() error {
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(DefaultFeatureGates); err != nil {
+		return fmt.Errorf("default feature gates: %w", err)
+	}
+	return nil
 }

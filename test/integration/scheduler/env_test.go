@@ -235,13 +235,21 @@ func (e *env) waitBound(ctx context.Context, t *testing.T, ns string, names ...s
 	return got
 }
 
-// holdUnbound checks, for d, that none of the named pods is bound.
+// holdUnbound checks, for d, that none of the named pods is bound or
+// nominated to a node. No pod waiting here may preempt, and one that waits
+// at Permit is not nominated either: the scheduler turns
+// NominatedNodeNameForExpectation off.
 func (e *env) holdUnbound(ctx context.Context, t *testing.T, d time.Duration, ns string, names ...string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if b := e.bound(ctx, t, ns, names...); len(b) > 0 {
 			t.Fatalf("pods bound while they should all wait: %v", b)
+		}
+		for _, n := range names {
+			if p := e.get(ctx, t, ns, n); p != nil && p.Status.NominatedNodeName != "" {
+				t.Fatalf("pod %s nominated to %s while it should wait", n, p.Status.NominatedNodeName)
+			}
 		}
 		time.Sleep(150 * time.Millisecond)
 	}

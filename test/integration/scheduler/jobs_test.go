@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -60,6 +61,10 @@ func testPyTorchGang(t *testing.T, e *env) {
 	e.waitGroupCondition(ctx, t, ns, "ddp", schedv1beta1.PodGroupScheduled, metav1.ConditionTrue, schedv1beta1.ReasonPodGroupScheduled, "")
 }
 
+// maxBackoff is kube-scheduler's default podMaxBackoffSeconds, which
+// deploy/scheduler keeps.
+const maxBackoff = 10 * time.Second
+
 // testFairShare reproduces the manual's dominant-resource example: queues
 // A and B of equal priority hold A {cpu 3/6, memory 5/8} (share 5/8) and
 // B {cpu 3/8, memory 1/2} (share 1/2); when room for one more pod frees,
@@ -86,6 +91,9 @@ func testFairShare(t *testing.T, e *env) {
 	e.waitUnschedulable(ctx, t, ns, "a2", "Insufficient cpu")
 	e.pod(t, ns, "b2", "1", queueLabel(b))
 	e.waitUnschedulable(ctx, t, ns, "b2", "Insufficient cpu")
+	// Past kube-scheduler's longest backoff (podMaxBackoffSeconds, 10 s),
+	// the room that frees is offered to both pods at once.
+	time.Sleep(maxBackoff + time.Second)
 	if err := e.c.Delete(ctx, e.get(ctx, t, ns, "blocker")); err != nil {
 		t.Fatal(err)
 	}
