@@ -12,7 +12,8 @@
 //
 //   - plain pods: -pods pending pods, then the scheduler started; pods bound
 //     per second from the first bind to the last, T9k (one open queue, no
-//     quota) against kube-scheduler;
+//     quota) against kube-scheduler, -throughput-rounds times, every
+//     second round with kube-scheduler first; the ratio is of the means;
 //   - gangs: -gangs PodGroups of -gang-size pods created at once while the
 //     scheduler runs; the time until all are bound and the pods bound in
 //     gangs not wholly bound, sampled every 250ms, T9k against
@@ -34,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -57,6 +59,9 @@ type options struct {
 	// whose pods of fillGPUs GPUs fill the nodes; preemptions pods of the
 	// high-priority one, created one at a time.
 	queues, fillGPUs, preemptions int
+	// rounds of the plain-pod measurement; every second round measures the peer
+	// first.
+	rounds int
 	// qps is every scheduler's client limit (qps and burst).
 	qps int
 	// timeout bounds each wait for pods to be bound.
@@ -80,6 +85,7 @@ func main() {
 	flag.IntVar(&o.queues, "queues", 100, "Queues of the preemption measurement: one high-priority, the others low.")
 	flag.IntVar(&o.fillGPUs, "fill-gpus", 1, "GPUs of each low-priority pod filling the nodes, and of each preemptor.")
 	flag.IntVar(&o.preemptions, "preemptions", 100, "Preemptors created one at a time.")
+	flag.IntVar(&o.rounds, "throughput-rounds", 2, "Rounds of the plain-pod measurement; every second round measures the peer first, so that neither scheduler always runs on the freshest cluster.")
 	flag.IntVar(&o.qps, "qps", 1000, "Client QPS and burst of every scheduler.")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "How long each scheduler may take to bind a measurement's pods.")
 	flag.BoolVar(&o.kwok, "kwok", true, "Run the nodes with kwok (make bench-tools builds it); false: the bench writes their status.")
@@ -89,8 +95,8 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())
-	if o.queues < 2 || o.fillGPUs < 1 || o.gangSize < 1 || o.nodes < 1 {
-		fmt.Fprintln(os.Stderr, "bench scheduler: need -queues ≥ 2, -fill-gpus ≥ 1, -gang-size ≥ 1, -nodes ≥ 1")
+	if o.queues < 2 || o.fillGPUs < 1 || o.gangSize < 1 || o.nodes < 1 || o.rounds < 1 {
+		fmt.Fprintln(os.Stderr, "bench scheduler: need -queues ≥ 2, -fill-gpus ≥ 1, -gang-size ≥ 1, -nodes ≥ 1, -throughput-rounds ≥ 1")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -160,12 +166,19 @@ func run(ctx context.Context, o options) (err error) {
 		if kube != nil {
 			runs = append(runs, *kube)
 		}
-		for i, s := range runs {
-			r, err := measureThroughput(ctx, cl, s, o, fmt.Sprint(i))
-			if err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
+		for round := range o.rounds {
+			order := slices.Clone(runs)
+			if round%2 == 1 {
+				slices.Reverse(order)
 			}
-			res.throughput = append(res.throughput, r)
+			for _, s := range order {
+				r, err := measureThroughput(ctx, cl, s, o, fmt.Sprint(len(res.throughput)))
+				if err != nil {
+					return fmt.Errorf("%s: %w", s.name, err)
+				}
+				r.round = round + 1
+				res.throughput = append(res.throughput, r)
+			}
 		}
 	}
 	if wants["gangs"] {

@@ -15,6 +15,8 @@ import (
 // throughputResult is one scheduler's run of plain pods.
 type throughputResult struct {
 	name string
+	// round is the round of the measurement, from 1.
+	round int
 	// bound is the number of pods bound within the timeout.
 	bound int
 	// firstToLast is from the first pod seen bound to the last; fromStart,
