@@ -177,7 +177,7 @@ func (cp *ControlPlane) startControllerManager(t testing.TB) {
 		// certificates, so leave ServiceAccount tokens out.
 		"--controllers=*,-serviceaccount-token-controller",
 	})
-	healthz := healthzProbe(port)
+	healthz := HealthzProbe(port)
 	err = kcm.WaitReady(60*time.Second, func(ctx context.Context) error {
 		if err := healthz(ctx); err != nil {
 			return err
@@ -191,9 +191,9 @@ func (cp *ControlPlane) startControllerManager(t testing.TB) {
 	}
 }
 
-// healthzProbe checks the self-signed /healthz of a component a test
-// started on port of loopback.
-func healthzProbe(port int) func(context.Context) error {
+// HealthzProbe checks the self-signed /healthz of a component a test or
+// bench started on port of loopback.
+func HealthzProbe(port int) func(context.Context) error {
 	httpClient := &http.Client{Transport: insecureTransport(), Timeout: 2 * time.Second}
 	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
 	return func(ctx context.Context) error {

@@ -44,7 +44,7 @@ func (cp *ControlPlane) StartScheduler(t testing.TB, extraArgs ...string) *Proce
 		"--secure-port=" + strconv.Itoa(port),
 	}, extraArgs...)
 	p := StartProcess(t, "t9k-scheduler", bin, args)
-	if err := p.WaitReady(90*time.Second, healthzProbe(port)); err != nil {
+	if err := p.WaitReady(90*time.Second, HealthzProbe(port)); err != nil {
 		t.Fatalf("waiting for t9k-scheduler: %v\n%s", err, p.Log())
 	}
 	return p

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -248,15 +247,4 @@ func timeOneJob(ctx context.Context, r *running, w *objectWatch, cl client.Clien
 		return 0, err
 	}
 	return time.Since(start), nil
-}
-
-// percentile returns the p percentile of ds by the nearest rank.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(p*float64(len(s))+0.999999) - 1
-	return s[max(0, min(i, len(s)-1))]
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"runtime"
 	"time"
+
+	"github.com/accelstack/accelstack/test/harness"
 )
 
 // report prints the results as markdown: a table of figures, then one of
@@ -29,7 +31,7 @@ func report(out io.Writer, o options, results []result) {
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %.1f MiB | ≤ %s, %s (%d) | %s, %s |\n",
 			r.name, seconds(r.exist), seconds(r.cpuExist), idle, mib(r.peakRSS),
 			bound(r.touched.quantileBound(0.99)), millis(r.touched.mean()), r.touched.count,
-			milliseconds(percentile(r.probes, 0.5)), milliseconds(percentile(r.probes, 1)))
+			milliseconds(harness.Percentile(r.probes, 0.5)), milliseconds(harness.Percentile(r.probes, 1)))
 	}
 	if len(results) < 2 {
 		return

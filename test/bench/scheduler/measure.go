@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
@@ -302,17 +301,6 @@ func measurePreemption(ctx context.Context, cl *cluster, s schedulerBin, o optio
 		res.bound = append(res.bound, bound.Sub(t))
 	}
 	fmt.Fprintf(os.Stderr, "bench scheduler: %s: %d preemptions, decision p50 %s p99 %s\n", s.name, len(res.decided),
-		percentile(res.decided, 0.5), percentile(res.decided, 0.99))
+		harness.Percentile(res.decided, 0.5), harness.Percentile(res.decided, 0.99))
 	return res, nil
-}
-
-// percentile returns the q-quantile of ds (nearest rank), 0 for none.
-func percentile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.999999) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accelstack/accelstack/test/harness"
 )
 
 // report prints the results as markdown: one table per measurement, with
@@ -59,7 +61,7 @@ func report(out io.Writer, o options, r results) {
 			}
 			fmt.Fprintf(out, "| %s | %s | %s | %d of %d | %d (%d) | %d | %d | %s, %s, %s | %s |\n", g.name, seconds(g.created), all, g.bound, total,
 				g.maxPartial, g.samples, g.stuck, g.atEnd,
-				millis(percentile(g.spreads, 0.5)), millis(percentile(g.spreads, 0.99)), millis(percentile(g.spreads, 1)), seconds(g.cpu))
+				millis(harness.Percentile(g.spreads, 0.5)), millis(harness.Percentile(g.spreads, 0.99)), millis(harness.Percentile(g.spreads, 1)), seconds(g.cpu))
 		}
 		if len(r.gangs) > 1 && r.gangs[0].allBound > 0 && r.gangs[1].allBound > 0 {
 			fmt.Fprintf(out, "\nRatio of the time until all are bound, %s to %s: **%.2f** (above 1: T9k is faster; target: faster, "+
@@ -80,8 +82,8 @@ func report(out io.Writer, o options, r results) {
 		fmt.Fprintln(out, "| scheduler | preemptions | decision p50 | decision p99 | decision max | bound p50 | bound p99 | not bound within 1 min |")
 		fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|")
 		fmt.Fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %d |\n", p.name, len(p.decided),
-			millis(percentile(p.decided, 0.5)), millis(percentile(p.decided, 0.99)), millis(percentile(p.decided, 1)),
-			millis(percentile(p.bound, 0.5)), millis(percentile(p.bound, 0.99)), p.missed)
+			millis(harness.Percentile(p.decided, 0.5)), millis(harness.Percentile(p.decided, 0.99)), millis(harness.Percentile(p.decided, 1)),
+			millis(harness.Percentile(p.bound, 0.5)), millis(harness.Percentile(p.bound, 0.99)), p.missed)
 	}
 }
 

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,32 +136,9 @@ func (s schedulerBin) start(cl *cluster, qps int, logName string) (*harness.Proc
 	if err != nil {
 		return nil, err
 	}
-	if err := p.WaitReady(2*time.Minute, healthz(port)); err != nil {
+	if err := p.WaitReady(2*time.Minute, harness.HealthzProbe(port)); err != nil {
 		_ = p.Stop()
 		return nil, err
 	}
 	return p, nil
-}
-
-// healthz probes a scheduler's self-signed /healthz.
-func healthz(port int) func(context.Context) error {
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a local process's self-signed certificate
-	}}
-	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", url, resp.Status)
-		}
-		return nil
-	}
 }
