@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/pkg/features"
 )
@@ -38,9 +39,21 @@ func AddFlags(fs *pflag.FlagSet) {
 var DefaultFeatureGates = map[string]bool{string(features.NominatedNodeNameForExpectation): false}
 
 // SetDefaultFeatureGates applies DefaultFeatureGates; call it before the
-// command parses its flags, so that --feature-gates overrides them.
+// command parses its flags, so that --feature-gates overrides them. A gate
+// that already has its T9k default at the version the binary emulates is
+// left alone: a build stamped with an older version may not know the gate
+// yet, and setting it there is an error.
 func SetDefaultFeatureGates() error {
-	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(DefaultFeatureGates); err != nil {
+	changed := map[string]bool{}
+	for name, on := range DefaultFeatureGates {
+		if utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name)) != on {
+			changed[name] = on
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(changed); err != nil {
 		return fmt.Errorf("default feature gates: %w", err)
 	}
 	return nil
