@@ -6,6 +6,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
@@ -18,6 +19,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		tensorstackv1beta2.AddToScheme,
 		batchv1beta1.AddToScheme,
 		schedulerv1beta1.AddToScheme,
+		elasticv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err
