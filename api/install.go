@@ -7,6 +7,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
+	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
@@ -19,6 +20,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		tensorstackv1beta2.AddToScheme,
 		batchv1beta1.AddToScheme,
 		schedulerv1beta1.AddToScheme,
+		mindxdlv1.AddToScheme,
 		elasticv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {

@@ -4,6 +4,7 @@ package kinds
 
 import (
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/jobs/ascendjob"
 	"github.com/accelstack/accelstack/pkg/jobs/genericjob"
 	"github.com/accelstack/accelstack/pkg/jobs/pytorch"
 	"github.com/accelstack/accelstack/pkg/jobs/tensorflow"
@@ -17,5 +18,6 @@ func All() []jobs.Kind {
 		pytorch.Kind{},
 		tensorflow.Kind{},
 		xgboost.Kind{},
+		ascendjob.Kind{},
 	}
 }
