@@ -24,6 +24,7 @@ import (
 	"github.com/accelstack/accelstack/api"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/elasticjob"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
@@ -168,6 +169,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := jobs.Setup(mgr, kinds.All(), jobs.Options{}); err != nil {
 		return nil, fmt.Errorf("setting up the job controllers: %w", err)
+	}
+	if err := elasticjob.Setup(mgr, elasticjob.Options{}); err != nil {
+		return nil, fmt.Errorf("setting up the ElasticJob controller: %w", err)
 	}
 	if err := queues.Setup(mgr, kinds.All()); err != nil {
 		return nil, fmt.Errorf("setting up the queue controllers: %w", err)
