@@ -160,9 +160,14 @@ func (r *Reconciler) runPlans(ctx context.Context, job *elasticv1alpha1.ElasticJ
 		if err := setPlanPhase(ctx, r.client, plan, elasticv1alpha1.JobScaling); err != nil {
 			return err
 		}
+		// The job shows the plan before it runs: a write that conflicts
+		// stops here, and the plan is run again on a fresh job.
 		job.Status.ScalePlan = plan.Name
 		setCondition(job, elasticv1alpha1.JobScaling, ReasonJobScaling,
 			fmt.Sprintf("ElasticJob %s is scaling by %s with status %s.", job.Name, plan.Name, plan.Status.Phase))
+		if err := r.client.Status().Update(ctx, job); err != nil {
+			return fmt.Errorf("marking the job scaling: %w", err)
+		}
 		if err := r.executePlan(ctx, job, plan); err != nil {
 			r.recorder.Eventf(job, plan, corev1.EventTypeWarning, "Failed", "Scale", "%v", err)
 			return err
