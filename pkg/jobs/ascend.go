@@ -93,7 +93,7 @@ func (r *Reconciler) ensureRankTable(ctx context.Context, job *Job) error {
 		Data: map[string]string{ranktable.ConfigMapKey: fmt.Sprintf(`{"status":%q}`, ranktable.StatusInitializing)},
 	}
 	cm.Labels[ranktable.RingControllerLabel] = chip
-	if err := setOwner(obj, cm, r.scheme); err != nil {
+	if err := SetOwner(obj, cm, r.scheme); err != nil {
 		return err
 	}
 	if err := r.client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -20,9 +20,9 @@ func (r *Reconciler) newService(job *Job, rep *Replica, rank int32) (*corev1.Ser
 	obj := job.Object
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      PodName(obj.GetName(), rep.Type, rank),
+			Name:      rep.PodName(obj.GetName(), rank),
 			Namespace: obj.GetNamespace(),
-			Labels:    ReplicaLabels(r.kind.Component(), obj.GetName(), rep.Type, rank),
+			Labels:    ReplicaLabels(r.kind.Component(), obj.GetName(), rep, rank),
 		},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
@@ -32,7 +32,7 @@ func (r *Reconciler) newService(job *Job, rep *Replica, rank int32) (*corev1.Ser
 		},
 	}
 	delete(svc.Labels, ComponentTypeLabel)
-	if err := setOwner(obj, svc, r.scheme); err != nil {
+	if err := SetOwner(obj, svc, r.scheme); err != nil {
 		return nil, err
 	}
 	return svc, nil
@@ -67,7 +67,7 @@ func (r *Reconciler) ensurePodGroup(ctx context.Context, job *Job) error {
 			ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), Labels: Labels(r.kind.Component(), obj.GetName())},
 			Spec:       want,
 		}
-		if err := setOwner(obj, pg, r.scheme); err != nil {
+		if err := SetOwner(obj, pg, r.scheme); err != nil {
 			return err
 		}
 		if err := r.client.Create(ctx, pg); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -76,7 +76,7 @@ func (r *Reconciler) ensurePodGroup(ctx context.Context, job *Job) error {
 		return nil
 	case err != nil:
 		return fmt.Errorf("getting PodGroup %s: %w", obj.GetName(), err)
-	case !ownedBy(pg, obj):
+	case !OwnedBy(pg, obj):
 		return fmt.Errorf("PodGroup %s belongs to another object", pg.Name)
 	case equality.Semantic.DeepEqual(pg.Spec, want):
 		return nil

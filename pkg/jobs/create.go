@@ -42,7 +42,7 @@ func (r *Reconciler) ensureChildren(ctx context.Context, job *Job, services []*c
 			continue
 		}
 		for rank := int32(0); rank < rep.Replicas; rank++ {
-			name := PodName(job.Object.GetName(), rep.Type, rank)
+			name := rep.PodName(job.Object.GetName(), rank)
 			wanted[name] = true
 			if have[name] != nil {
 				continue
@@ -85,7 +85,9 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 	var list []todo
 	for _, rs := range states.All() {
 		if rs.Pod == nil && (rs.State == Missing || rs.State == Restarting) {
-			list = append(list, todo{job.Replica(rs.Type), rs.Rank})
+			if rep := job.Replica(rs.Type); !waitsForReady(rep, states) {
+				list = append(list, todo{rep, rs.Rank})
+			}
 		}
 	}
 	if len(list) == 0 {
@@ -116,7 +118,7 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 			// Ours, not yet in the cache, or someone else's (which no cache
 			// holds).
 			existing := &corev1.Pod{}
-			if gerr := r.apiReader.Get(ctx, client.ObjectKeyFromObject(pod), existing); gerr == nil && !ownedBy(existing, obj) {
+			if gerr := r.apiReader.Get(ctx, client.ObjectKeyFromObject(pod), existing); gerr == nil && !OwnedBy(existing, obj) {
 				r.recorder.Eventf(obj, existing, corev1.EventTypeWarning, EventPodNameTaken, "CreatePod",
 					"Pod %s belongs to another object; waiting for it to go", pod.Name)
 				mu.Lock()
@@ -165,6 +167,17 @@ func (r *Reconciler) failInvalidPods(ctx context.Context, obj client.Object, inv
 	r.finished(latest, job, Outcome{Done: true, Reason: ReasonCreationFailed,
 		Message: "The job's pods cannot be created: " + strings.Join(invalid, "; ")}, metav1.Now().Rfc3339Copy())
 	return r.writeStatus(ctx, original, latest)
+}
+
+// waitsForReady reports whether rep's pods wait for the pods of its
+// AfterReady types to be Ready.
+func waitsForReady(rep *Replica, states *States) bool {
+	for _, typ := range rep.AfterReady {
+		if !states.AllReady(typ) {
+			return true
+		}
+	}
+	return false
 }
 
 // parallel runs fn for 0..n-1, createParallelism at a time, and returns the

@@ -114,6 +114,28 @@ type Replica struct {
 	// RoleMin is the least number of this type's pods the PodGroup places
 	// together (its role, named after the type).
 	RoleMin int32
+	// Unranked names the type's only pod <job>-<type>, without a rank, as
+	// launchers are named.
+	Unranked bool
+	// AfterReady are the replica types every pod of which must be Ready
+	// before this type's pods are created, as a launcher waits for its
+	// workers.
+	AfterReady []string
+	// DebugCommand is what the main container runs in debug mode unless
+	// the job's debug setting says otherwise; nil means DefaultDebugCommand.
+	DebugCommand []string
+	// KeepOnCleanUp keeps this type's pods when the job's clean-up policy
+	// deletes the others, as a launcher is kept for its logs.
+	KeepOnCleanUp bool
+}
+
+// PodName returns the name of the pod (and Service) of rank rank of r in
+// job.
+func (r *Replica) PodName(job string, rank int32) string {
+	if r.Unranked {
+		return job + "-" + r.Type
+	}
+	return PodName(job, r.Type, rank)
 }
 
 // Restart says when and how often a replica type's pods are recreated.

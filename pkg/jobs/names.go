@@ -57,12 +57,12 @@ func Labels(component, job string) map[string]string {
 }
 
 // ReplicaLabels returns the labels of the pod and Service of one replica.
-func ReplicaLabels(component, job, typ string, rank int32) map[string]string {
+func ReplicaLabels(component, job string, r *Replica, rank int32) map[string]string {
 	l := Labels(component, job)
 	l[ComponentTypeLabel] = ComponentTypeUser
-	l[ReplicaTypeLabel] = typ
+	l[ReplicaTypeLabel] = r.Type
 	l[ReplicaIndexLabel] = strconv.Itoa(int(rank))
-	l[component+ReplicaLabelSuffix] = PodName(job, typ, rank)
+	l[component+ReplicaLabelSuffix] = r.PodName(job, rank)
 	return l
 }
 

@@ -80,7 +80,7 @@ func resumed(job *Job) bool {
 // scheduling and owner. It returns the kind's notes.
 func newPod(kind Kind, job *Job, r *Replica, rank int32, scheme *runtime.Scheme) (*corev1.Pod, []string, error) {
 	obj := job.Object
-	name := PodName(obj.GetName(), r.Type, rank)
+	name := r.PodName(obj.GetName(), rank)
 	tmpl := r.Template.DeepCopy()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -94,7 +94,7 @@ func newPod(kind Kind, job *Job, r *Replica, rank int32, scheme *runtime.Scheme)
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
-	for k, v := range ReplicaLabels(kind.Component(), obj.GetName(), r.Type, rank) {
+	for k, v := range ReplicaLabels(kind.Component(), obj.GetName(), r, rank) {
 		pod.Labels[k] = v
 	}
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
@@ -123,6 +123,9 @@ func newPod(kind Kind, job *Job, r *Replica, rank int32, scheme *runtime.Scheme)
 
 	if job.RunMode != nil && job.RunMode.Debug != nil && job.RunMode.Debug.Enabled {
 		command, skipInit := DefaultDebugCommand, false
+		if r.DebugCommand != nil {
+			command = r.DebugCommand
+		}
 		for _, d := range job.RunMode.Debug.ReplicaSpecs {
 			if d.Type == r.Type {
 				skipInit = d.SkipInitContainer
@@ -146,14 +149,14 @@ func newPod(kind Kind, job *Job, r *Replica, rank int32, scheme *runtime.Scheme)
 		pod.Labels[RoleLabel] = r.Type
 	}
 	decorateAscend(pod, obj.GetName())
-	if err := setOwner(obj, pod, scheme); err != nil {
+	if err := SetOwner(obj, pod, scheme); err != nil {
 		return nil, nil, err
 	}
 	return pod, notes, nil
 }
 
-// setOwner makes job the controlling owner of o.
-func setOwner(job client.Object, o client.Object, scheme *runtime.Scheme) error {
+// SetOwner makes job the controlling owner of o.
+func SetOwner(job client.Object, o client.Object, scheme *runtime.Scheme) error {
 	gvk, err := apiutil.GVKForObject(job, scheme)
 	if err != nil {
 		return err
@@ -169,8 +172,8 @@ func setOwner(job client.Object, o client.Object, scheme *runtime.Scheme) error 
 	return nil
 }
 
-// ownedBy reports whether job is the controlling owner of o.
-func ownedBy(o, job client.Object) bool {
+// OwnedBy reports whether job is the controlling owner of o.
+func OwnedBy(o, job client.Object) bool {
 	ref := metav1.GetControllerOf(o)
 	return ref != nil && ref.UID == job.GetUID()
 }

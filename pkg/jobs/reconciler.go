@@ -229,7 +229,7 @@ func surplusPods(job *Job, pods []*corev1.Pod) []*corev1.Pod {
 		}
 		rep := job.Replica(p.Labels[ReplicaTypeLabel])
 		rank, err := strconv.Atoi(p.Labels[ReplicaIndexLabel])
-		if rep == nil || err != nil || int32(rank) >= rep.Replicas || p.Name != PodName(job.Object.GetName(), rep.Type, int32(rank)) {
+		if rep == nil || err != nil || int32(rank) >= rep.Replicas || p.Name != rep.PodName(job.Object.GetName(), int32(rank)) {
 			out = append(out, p)
 		}
 	}
@@ -269,6 +269,9 @@ func (r *Reconciler) afterFinish(ctx context.Context, original client.Object, jo
 		}
 		if rs := states.byName[p.Name]; rs != nil && rs.unfinished && rs.Pod == p {
 			doomed = append(doomed, p) // a deletion decided before the job finished
+			continue
+		}
+		if rep := job.Replica(p.Labels[ReplicaTypeLabel]); rep != nil && rep.KeepOnCleanUp {
 			continue
 		}
 		switch policy {

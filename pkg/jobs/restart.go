@@ -134,3 +134,17 @@ func WantsRestart(policy batchv1beta1.ReplicaRestartPolicy, t Termination) bool 
 	}
 	return false
 }
+
+// RestartOf returns the restart rule of a replica type written as a
+// restartPolicy object {policy, limit}: policy OnFailure and limit 0 unless
+// set.
+func RestartOf(p *batchv1beta1.RestartPolicy) Restart {
+	policy, limit := batchv1beta1.RestartPolicyOnFailure, int32(0)
+	if p != nil {
+		if p.Policy != "" {
+			policy = p.Policy
+		}
+		limit = p.Limit
+	}
+	return Restart{Policy: batchv1beta1.ReplicaRestartPolicy(policy), Limit: &limit}
+}

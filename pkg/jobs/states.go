@@ -60,8 +60,34 @@ func (s *States) All() []*ReplicaState { return s.list }
 
 // Get returns the state of replica typ rank, or nil if the job has no such
 // replica.
-func (s *States) Get(job, typ string, rank int32) *ReplicaState {
-	return s.byName[PodName(job, typ, rank)]
+func (s *States) Get(_, typ string, rank int32) *ReplicaState {
+	for _, rs := range s.list {
+		if rs.Type == typ && rs.Rank == rank {
+			return rs
+		}
+	}
+	return nil
+}
+
+// AllReady reports whether every replica of type typ has a pod that is
+// Ready and not being deleted; true when the type has no replicas.
+func (s *States) AllReady(typ string) bool {
+	for _, rs := range s.list {
+		if rs.Type == typ && (rs.State != Active || rs.Pod.DeletionTimestamp != nil || !podReady(rs.Pod)) {
+			return false
+		}
+	}
+	return true
+}
+
+// podReady reports whether pod's Ready condition is true.
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // Count returns how many replicas are in state st.
@@ -126,7 +152,7 @@ func plan(job *Job, obs observed, b *budget, finished bool) *States {
 	for i := range job.Replicas {
 		r := &job.Replicas[i]
 		for rank := int32(0); rank < r.Replicas; rank++ {
-			rs := &ReplicaState{Type: r.Type, Rank: rank, Name: PodName(name, r.Type, rank)}
+			rs := &ReplicaState{Type: r.Type, Rank: rank, Name: r.PodName(name, rank)}
 			rs.Pod = obs.pods[rs.Name]
 			classify(rs, r, obs, b, finished)
 			s.list = append(s.list, rs)

@@ -46,7 +46,7 @@ func EnsureTensorBoard(ctx context.Context, env *Env, job *Job, component string
 			ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), Labels: Labels(component, obj.GetName())},
 			Spec:       *spec.DeepCopy(),
 		}
-		if err := setOwner(obj, tb, env.Scheme); err != nil {
+		if err := SetOwner(obj, tb, env.Scheme); err != nil {
 			return nil, err
 		}
 		if err := env.Client.Create(ctx, tb); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -55,7 +55,7 @@ func EnsureTensorBoard(ctx context.Context, env *Env, job *Job, component string
 		st.Action = actionCreate
 	case err != nil:
 		return nil, fmt.Errorf("getting TensorBoard %s: %w", obj.GetName(), err)
-	case !ownedBy(tb, obj):
+	case !OwnedBy(tb, obj):
 		st.Type, st.Reason = typeWarning, reasonDepConflict
 		st.Note = fmt.Sprintf("TensorBoard [%s] belongs to another object", tb.Name)
 		return st, nil

@@ -33,17 +33,10 @@ func (Kind) View(obj client.Object) *jobs.Job {
 	}
 	for i := range gj.Spec.ReplicaSpecs {
 		rs := &gj.Spec.ReplicaSpecs[i]
-		policy, limit := batchv1beta1.RestartPolicyOnFailure, int32(0)
-		if rs.RestartPolicy != nil {
-			if rs.RestartPolicy.Policy != "" {
-				policy = rs.RestartPolicy.Policy
-			}
-			limit = rs.RestartPolicy.Limit
-		}
 		rep := jobs.Replica{
 			Type:     rs.Type,
 			Replicas: jobs.ReplicaCount(rs.Replicas),
-			Restart:  jobs.Restart{Policy: batchv1beta1.ReplicaRestartPolicy(policy), Limit: &limit},
+			Restart:  jobs.RestartOf(rs.RestartPolicy),
 			Template: &rs.Template,
 		}
 		if gj.Spec.Service != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/ascendjob"
 	"github.com/accelstack/accelstack/pkg/jobs/genericjob"
+	"github.com/accelstack/accelstack/pkg/jobs/mpijob"
 	"github.com/accelstack/accelstack/pkg/jobs/pytorch"
 	"github.com/accelstack/accelstack/pkg/jobs/tensorflow"
 	"github.com/accelstack/accelstack/pkg/jobs/xgboost"
@@ -19,5 +20,6 @@ func All() []jobs.Kind {
 		tensorflow.Kind{},
 		xgboost.Kind{},
 		ascendjob.Kind{},
+		mpijob.Kind{},
 	}
 }

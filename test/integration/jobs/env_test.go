@@ -129,6 +129,11 @@ func (e *env) setPod(ctx context.Context, t *testing.T, pod *corev1.Pod, phase c
 	}
 	p.Status.Phase = phase
 	p.Status.ContainerStatuses = nil
+	ready := corev1.ConditionFalse
+	if phase == corev1.PodRunning {
+		ready = corev1.ConditionTrue
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: metav1.Now()}}
 	for _, c := range p.Spec.Containers {
 		s := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
 		switch phase {
@@ -179,6 +184,12 @@ func statusOf(obj client.Object) *batchv1beta1.JobStatus {
 		return &j.Status.JobStatus
 	case *batchv1beta1.XGBoostTrainingJob:
 		return &j.Status.JobStatus
+	case *batchv1beta1.MPIJob:
+		return &j.Status
+	case *batchv1beta1.DeepSpeedJob:
+		return &j.Status.JobStatus
+	case *batchv1beta1.ColossalAIJob:
+		return &j.Status
 	}
 	panic(fmt.Sprintf("not a job: %T", obj))
 }

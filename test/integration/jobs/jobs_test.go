@@ -43,6 +43,9 @@ func TestJobs(t *testing.T) {
 		{"seed", testSeedManifests},
 		{"api/defaults", testDefaults},
 		{"scheduler/podnametaken", testPodNameTaken},
+		{"mpijob/seedlayout", testMPIJobSeedLayout},
+		{"mpijob/replicaspecs", testMPIJobReplicaSpecs},
+		{"mpijob/refused", testMPIJobRefused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

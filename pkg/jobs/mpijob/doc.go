@@ -1,0 +1,17 @@
+// Package mpijob is the MPIJob kind: worker pods run sshd with the job's
+// key pair; once every worker is Ready, a launcher pod runs mpirun against
+// the workers' hostfile over SSH, and its exit decides the job.
+//
+// MPIJob is written in two layouts, which View maps onto one:
+//
+//	worker layout (seed)             replicaSpecs layout
+//	spec.worker.replicas, template   replicaSpecs[type=worker]
+//	container mpi-worker             container worker
+//	(launcher from worker template)  replicaSpecs[type=launcher] (may be {})
+//	spec.worker.cmd                  spec.mpiConfig.script
+//	spec.worker.extraMPIArgs         spec.mpiConfig.extraArgs
+//	spec.mca, spec.mpiHome           spec.mpiConfig.mca, .home
+package mpijob
+
+// +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=mpijobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=mpijobs/status,verbs=get;update;patch

@@ -1,0 +1,176 @@
+package mpijob
+
+import (
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/jobs/sshjob"
+)
+
+// settings is an MPIJob in either layout, defaults applied.
+type settings struct {
+	workers                            int32
+	workerTemplate, launcherTemplate   *corev1.PodTemplateSpec
+	workerContainer, launcherContainer string
+	workerRestart, launcherRestart     jobs.Restart
+	// derivedLauncher is set when the launcher's template is the workers'.
+	derivedLauncher bool
+	home            string
+	mca             map[string]string
+	extraArgs       []string
+	script          []string
+	authDir         string
+	sshdPath        string
+	slots           int32
+}
+
+// never is the restart rule of the worker layout: pods are not recreated
+// (mpirun's own --enable-recovery restarts processes).
+var never = jobs.Restart{Policy: batchv1beta1.ReplicaRestartNever}
+
+// settingsOf maps mj onto settings.
+func settingsOf(mj *batchv1beta1.MPIJob) *settings {
+	s := &settings{authDir: sshjob.DefaultAuthMountPath, sshdPath: sshjob.DefaultSSHDPath}
+	if ssh := mj.Spec.SSH; ssh != nil {
+		if ssh.SSHAuthMountPath != "" {
+			s.authDir = ssh.SSHAuthMountPath
+		}
+		if ssh.SSHDPath != "" {
+			s.sshdPath = ssh.SSHDPath
+		}
+	}
+	if w := mj.Spec.Worker; w != nil {
+		s.workers = jobs.ReplicaCount(w.Replicas)
+		s.workerTemplate, s.workerContainer = &w.Template, SeedContainer
+		s.launcherTemplate, s.launcherContainer = &w.Template, SeedContainer
+		s.workerRestart, s.launcherRestart = never, never
+		s.derivedLauncher = true
+		s.home, s.mca, s.extraArgs, s.script = mj.Spec.MPIHome, mj.Spec.MCA, w.ExtraMPIArgs, w.Cmd
+	} else {
+		s.workerTemplate, s.workerContainer = &corev1.PodTemplateSpec{}, Worker
+		s.workerRestart, s.launcherRestart = never, never
+		var launcher *batchv1beta1.MPIReplicaSpec
+		for i := range mj.Spec.ReplicaSpecs {
+			rs := &mj.Spec.ReplicaSpecs[i]
+			switch rs.Type {
+			case batchv1beta1.MPIWorker:
+				s.workers = jobs.ReplicaCount(rs.Replicas)
+				s.workerRestart = jobs.RestartOf(rs.RestartPolicy)
+				if rs.Template != nil {
+					s.workerTemplate = rs.Template
+				}
+			case batchv1beta1.MPILauncher:
+				launcher = rs
+			}
+		}
+		s.launcherTemplate, s.launcherContainer, s.derivedLauncher = s.workerTemplate, Worker, true
+		if launcher != nil {
+			s.launcherRestart = jobs.RestartOf(launcher.RestartPolicy)
+			if t := launcher.Template; t != nil && len(t.Spec.Containers) > 0 {
+				s.launcherTemplate, s.launcherContainer, s.derivedLauncher = t, Launcher, false
+			}
+		}
+		if c := mj.Spec.MPIConfig; c != nil {
+			s.home, s.mca, s.extraArgs, s.script = c.Home, c.MCA, c.ExtraArgs, c.Script
+		}
+	}
+	s.slots = max(slotsOf(jobs.MainContainer(&s.workerTemplate.Spec, s.workerContainer)), perNode(s.extraArgs))
+	return s
+}
+
+// mpirun is the launcher's command line: mpirun (from home when set) with
+// the hostfile, --prefix, the MCA parameters in key order, the extra
+// arguments and the script. It is run without a shell.
+func (s *settings) mpirun() []string {
+	cmd := []string{"mpirun"}
+	if s.home != "" {
+		cmd = []string{path.Join(s.home, "bin", "mpirun"), "--prefix", s.home}
+	}
+	cmd = append(cmd, "--hostfile", ConfigDir+"/"+sshjob.HostfileKey)
+	keys := make([]string, 0, len(s.mca))
+	for k := range s.mca {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd = append(cmd, "--mca", k, s.mca[k])
+	}
+	cmd = append(cmd, s.extraArgs...)
+	return append(cmd, s.script...)
+}
+
+// acceleratorResources are the resources a launcher derived from the worker
+// template does not request: it runs mpirun, not the computation.
+var acceleratorResources = []corev1.ResourceName{"nvidia.com/gpu", "nvidia.com/gpu.shared", "huawei.com/Ascend910"}
+
+// isAccelerator reports whether name is an accelerator resource.
+func isAccelerator(name corev1.ResourceName) bool {
+	for _, a := range acceleratorResources {
+		if name == a {
+			return true
+		}
+	}
+	return strings.HasPrefix(string(name), "nvidia.com/mig-")
+}
+
+// dropAccelerators removes accelerator requests and limits from pod's
+// containers.
+func dropAccelerators(pod *corev1.Pod) {
+	for i := range pod.Spec.Containers {
+		r := &pod.Spec.Containers[i].Resources
+		for name := range r.Limits {
+			if isAccelerator(name) {
+				delete(r.Limits, name)
+			}
+		}
+		for name := range r.Requests {
+			if isAccelerator(name) {
+				delete(r.Requests, name)
+			}
+		}
+	}
+}
+
+// slotsOf is the slots of a worker whose main container is c: its
+// accelerators if it requests any, else its whole CPUs, at least 1.
+func slotsOf(c *corev1.Container) int32 {
+	if c == nil {
+		return 1
+	}
+	var accel int64
+	for name, q := range c.Resources.Limits {
+		if isAccelerator(name) {
+			accel += q.Value()
+		}
+	}
+	if accel > 0 {
+		return int32(accel)
+	}
+	cpu, ok := c.Resources.Limits[corev1.ResourceCPU]
+	if !ok {
+		cpu, ok = c.Resources.Requests[corev1.ResourceCPU]
+	}
+	if ok && cpu.Value() > 1 {
+		return int32(cpu.MilliValue() / 1000)
+	}
+	return 1
+}
+
+// perNode is the processes per node that mpirun's -N or --npernode in args
+// asks for, 0 if none: the hostfile then offers at least that many slots.
+func perNode(args []string) int32 {
+	for i, a := range args {
+		if (a == "-N" || a == "--npernode" || a == "-npernode") && i+1 < len(args) {
+			if n, err := strconv.Atoi(args[i+1]); err == nil && n > 0 {
+				return int32(n)
+			}
+		}
+	}
+	return 0
+}
