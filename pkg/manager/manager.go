@@ -26,6 +26,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/jobs/beamjob"
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 	"github.com/accelstack/accelstack/pkg/queues"
@@ -172,6 +173,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := elasticjob.Setup(mgr, elasticjob.Options{}); err != nil {
 		return nil, fmt.Errorf("setting up the ElasticJob controller: %w", err)
+	}
+	if err := beamjob.Setup(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the BeamJob controller: %w", err)
 	}
 	if err := queues.Setup(mgr, kinds.All()); err != nil {
 		return nil, fmt.Errorf("setting up the queue controllers: %w", err)

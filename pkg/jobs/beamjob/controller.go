@@ -1,0 +1,259 @@
+package beamjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobs"
+)
+
+// Component is the BeamJob's label name.
+const Component = "beamjob"
+
+// pollInterval is how often an unfinished BeamJob is looked at again: the
+// Flink cluster's pods, made by flink-operator, are not watched.
+const pollInterval = 10 * time.Second
+
+// +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=beamjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=beamjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=flinkoperator.k8s.io,resources=flinkclusters,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+
+// Reconciler reconciles BeamJobs.
+type Reconciler struct {
+	client   client.Client
+	reader   client.Reader // uncached: FlinkClusters, Jobs and pods
+	recorder events.EventRecorder
+}
+
+// Setup runs the BeamJob controller on mgr.
+func Setup(mgr ctrl.Manager) error {
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder(Component + "-controller")}
+	return ctrl.NewControllerManagedBy(mgr).Named(Component).For(&batchv1beta1.BeamJob{}).Complete(r)
+}
+
+// Reconcile creates the job's FlinkCluster, then its submitter Job once the
+// cluster runs, and writes the status; a finished job's cluster is deleted
+// when runPolicy.cleanUpCluster says so.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	bj := &batchv1beta1.BeamJob{}
+	if err := r.client.Get(ctx, req.NamespacedName, bj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if bj.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	original := bj.DeepCopy()
+	now := metav1.Now().Rfc3339Copy()
+	s := &bj.Status
+	if s.StartTime == nil {
+		s.StartTime = &now
+	}
+	if s.Phase == "" {
+		s.Phase = batchv1beta1.BeamJobInitializing
+	}
+	res, err := r.sync(ctx, bj, now)
+	if err != nil && !finished(s.Phase) {
+		s.Phase = batchv1beta1.BeamJobUnknown
+		r.recorder.Eventf(bj, nil, corev1.EventTypeWarning, "ReconcileFailed", "Reconcile", "%v", err)
+	}
+	if !equality.Semantic.DeepEqual(original.Status, bj.Status) {
+		if uerr := r.client.Status().Update(ctx, bj); uerr != nil {
+			return ctrl.Result{}, fmt.Errorf("updating the status of %s: %w", bj.Name, uerr)
+		}
+	}
+	return res, err
+}
+
+func (r *Reconciler) sync(ctx context.Context, bj *batchv1beta1.BeamJob, now metav1.Time) (ctrl.Result, error) {
+	s := &bj.Status
+	fc, err := r.cluster(ctx, bj, !finished(s.Phase))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	state, jobID := "", ""
+	if fc != nil {
+		state, jobID = clusterState(fc)
+	}
+	jm, tm, err := r.clusterPods(ctx, bj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.FlinkClusterStatus = batchv1beta1.FlinkClusterStatus{JobManagerStatus: jm, TaskManagerStatus: tm}
+	running := state == ClusterStateRunning
+	setCondition(s, batchv1beta1.BeamClusterRunning, running, "Cluster"+orUnknown(state), "The Flink cluster is "+orUnknown(state)+".", now)
+	if jobID != "" {
+		s.JobURL = JobURL(bj.Namespace, ClusterName(bj.Name), jobID)
+	}
+
+	job, err := r.submitter(ctx, bj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if job == nil && running && !finished(s.Phase) {
+		if job, err = r.createSubmitter(ctx, bj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var pods corev1.PodList
+	if job != nil {
+		if err := r.reader.List(ctx, &pods, client.InNamespace(bj.Namespace), client.MatchingLabels{"batch.kubernetes.io/controller-uid": string(job.UID)}); err != nil {
+			return ctrl.Result{}, fmt.Errorf("listing the submitter's pods: %w", err)
+		}
+		s.JobStatus = podStatuses(pods.Items)
+	}
+	jobRunning := anyRunning(s.JobStatus)
+	setCondition(s, batchv1beta1.BeamJobRunningCond, jobRunning, map[bool]string{true: "PodRunning", false: "NoPodRunning"}[jobRunning], "", now)
+
+	if !finished(s.Phase) {
+		switch out := jobOutcome(job); {
+		case out != "":
+			s.Phase, s.CompletionTime = out, &now
+			r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, string(out), "Finish", "The submitter Job %s %s", job.Name, out)
+		case running && job != nil:
+			s.Phase = batchv1beta1.BeamJobRunning
+		default:
+			s.Phase = batchv1beta1.BeamJobInitializing
+		}
+	}
+	if finished(s.Phase) {
+		if bj.Spec.RunPolicy.CleanUpCluster && fc != nil && fc.GetDeletionTimestamp() == nil {
+			if err := r.client.Delete(ctx, fc); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("deleting FlinkCluster %s: %w", fc.GetName(), err)
+			}
+			r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, "ClusterDeleted", "CleanUp", "Deleted FlinkCluster %s", fc.GetName())
+		}
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: pollInterval}, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "NotReady"
+	}
+	return s
+}
+
+// cluster returns the job's FlinkCluster, creating it when create is set.
+func (r *Reconciler) cluster(ctx context.Context, bj *batchv1beta1.BeamJob, create bool) (*unstructured.Unstructured, error) {
+	fc := &unstructured.Unstructured{}
+	fc.SetGroupVersionKind(FlinkClusterGVK)
+	err := r.reader.Get(ctx, client.ObjectKey{Namespace: bj.Namespace, Name: ClusterName(bj.Name)}, fc)
+	switch {
+	case err == nil:
+		if !metav1.IsControlledBy(fc, bj) {
+			return nil, fmt.Errorf("FlinkCluster %s belongs to another object", fc.GetName())
+		}
+		return fc, nil
+	case meta.IsNoMatchError(err):
+		return nil, fmt.Errorf("the FlinkCluster API (flink-operator) is not installed: %w", err)
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("getting FlinkCluster %s: %w", ClusterName(bj.Name), err)
+	case !create:
+		return nil, nil
+	}
+	fc, err = newFlinkCluster(bj)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.own(bj, fc); err != nil {
+		return nil, err
+	}
+	if err := r.client.Create(ctx, fc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating FlinkCluster %s: %w", fc.GetName(), err)
+	}
+	r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, "ClusterCreated", "Create", "Created FlinkCluster %s", fc.GetName())
+	return fc, nil
+}
+
+// clusterPods returns the phases of the cluster's job manager and task
+// manager pods.
+func (r *Reconciler) clusterPods(ctx context.Context, bj *batchv1beta1.BeamJob) (jm, tm []batchv1beta1.PodStatus, err error) {
+	var list corev1.PodList
+	if err := r.reader.List(ctx, &list, client.InNamespace(bj.Namespace), client.MatchingLabels{flinkClusterLabel: ClusterName(bj.Name)}); err != nil {
+		return nil, nil, fmt.Errorf("listing the Flink cluster's pods: %w", err)
+	}
+	var jms, tms []corev1.Pod
+	for _, p := range list.Items {
+		switch p.Labels[flinkComponentLabel] {
+		case componentJobManager:
+			jms = append(jms, p)
+		case componentTaskManger:
+			tms = append(tms, p)
+		}
+	}
+	return podStatuses(jms), podStatuses(tms), nil
+}
+
+// submitter returns the job's submitter Job, or nil.
+func (r *Reconciler) submitter(ctx context.Context, bj *batchv1beta1.BeamJob) (*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := r.reader.List(ctx, &list, client.InNamespace(bj.Namespace), client.MatchingLabels{jobs.JobNameLabel: bj.Name, jobs.ComponentLabel: Component}); err != nil {
+		return nil, fmt.Errorf("listing the submitter Jobs: %w", err)
+	}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], bj) {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// createSubmitter creates the Job of spec.jobTemplate, <job>-batchjob-<random>.
+func (r *Reconciler) createSubmitter(ctx context.Context, bj *batchv1beta1.BeamJob) (*batchv1.Job, error) {
+	if bj.Spec.JobTemplate == nil {
+		return nil, fmt.Errorf("spec.jobTemplate is required")
+	}
+	t := bj.Spec.JobTemplate.DeepCopy()
+	job := &batchv1.Job{ObjectMeta: t.ObjectMeta, Spec: t.Spec}
+	job.Name, job.GenerateName, job.Namespace = "", bj.Name+"-batchjob-", bj.Namespace
+	if job.Labels == nil {
+		job.Labels = map[string]string{}
+	}
+	for k, v := range jobs.Labels(Component, bj.Name) {
+		job.Labels[k] = v
+	}
+	if sc := bj.Spec.Scheduler; sc != nil && sc.T9kScheduler != nil {
+		job.Spec.Template.Spec.SchedulerName = jobs.SchedulerName
+		if job.Spec.Template.Labels == nil {
+			job.Spec.Template.Labels = map[string]string{}
+		}
+		job.Spec.Template.Labels[jobs.QueueLabel] = sc.T9kScheduler.Queue
+	}
+	if err := r.own(bj, job); err != nil {
+		return nil, err
+	}
+	if err := r.client.Create(ctx, job); err != nil {
+		return nil, fmt.Errorf("creating the submitter Job: %w", err)
+	}
+	r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, "JobCreated", "Create", "Created Job %s", job.Name)
+	return job, nil
+}
+
+// own makes bj the controlling owner of o.
+func (r *Reconciler) own(bj *batchv1beta1.BeamJob, o client.Object) error {
+	gvk, err := apiutil.GVKForObject(bj, r.client.Scheme())
+	if err != nil {
+		return err
+	}
+	o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: bj.Name, UID: bj.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}})
+	return nil
+}
