@@ -5,22 +5,20 @@ import (
 	"errors"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
-	"github.com/accelstack/accelstack/pkg/jobs/pytorch"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
-// accelstack is cmd/controllers, every controller of it, reconciling
-// PyTorchTrainingJobs.
-type accelstack struct{}
+// accelstack is cmd/controllers, every controller of it, reconciling the
+// jobs of one workload.
+type accelstack struct {
+	w workload
+}
 
 func (accelstack) name() string { return "accelstack" }
 
-func (accelstack) start(ctx context.Context, cp *harness.ControlPlane, dir string) (*running, error) {
+func (a accelstack) start(ctx context.Context, cp *harness.ControlPlane, dir string) (*running, error) {
 	bin, err := harness.BuildCmd("controllers")
 	if err != nil {
 		return nil, err
@@ -42,19 +40,11 @@ func (accelstack) start(ctx context.Context, cp *harness.ControlPlane, dir strin
 	if err != nil {
 		return nil, err
 	}
-	r, err := waitReady(ctx, proc, p, pytorch.Kind{}.Component())
+	r, err := waitReady(ctx, proc, p, a.w.reconciler)
 	if err != nil {
 		return nil, errors.Join(err, proc.Stop())
 	}
 	return r, nil
 }
 
-func (accelstack) job(namespace, name string) client.Object {
-	return &batchv1beta1.PyTorchTrainingJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: batchv1beta1.PyTorchTrainingJobSpec{ReplicaSpecs: []batchv1beta1.PyTorchReplicaSpec{
-			{Type: pytorch.MasterType, Replicas: ptr.To[int32](masters), Template: podTemplate()},
-			{Type: pytorch.WorkerType, Replicas: ptr.To[int32](workers), Template: podTemplate()},
-		}},
-	}
-}
+func (a accelstack) job(namespace, name string) client.Object { return a.w.ours(namespace, name) }

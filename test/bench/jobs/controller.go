@@ -20,7 +20,7 @@ type controller interface {
 	// start installs what the controller needs on cp, runs it as a process
 	// of its own with its log in dir, and returns once it is ready.
 	start(ctx context.Context, cp *harness.ControlPlane, dir string) (*running, error)
-	// job returns a job of one master and three workers, not yet created.
+	// job returns a job of the workload it was made for, not yet created.
 	job(namespace, name string) client.Object
 }
 

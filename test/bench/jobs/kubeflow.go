@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -29,8 +28,6 @@ const (
 	kubeflowNamespace  = "kubeflow"
 	kubeflowCertSecret = "training-operator-webhook-cert"
 	kubeflowCertDir    = "/tmp/k8s-webhook-server/serving-certs"
-	// kubeflowReconciler is its PyTorchJob controller's name in metrics.
-	kubeflowReconciler = "pytorchjob-controller"
 )
 
 // trainingOperator is the Kubeflow training operator binary and the module
@@ -38,12 +35,12 @@ const (
 type trainingOperator struct {
 	bin     string
 	version string
-	// crd is the PyTorchJob CRD of that module version.
-	crd string
+	// crds is the directory of the CRDs of that module version.
+	crds string
 }
 
 // findTrainingOperator finds the binary make bench-tools installs and the
-// PyTorchJob CRD of the module version recorded in the binary.
+// CRDs of the module version recorded in the binary.
 func findTrainingOperator() (*trainingOperator, error) {
 	bin, err := harness.Tool("training-operator")
 	if err != nil {
@@ -57,31 +54,35 @@ func findTrainingOperator() (*trainingOperator, error) {
 	if err != nil {
 		return nil, err
 	}
-	crd := filepath.Join(dir, "manifests", "base", "crds", "kubeflow.org_pytorchjobs.yaml")
-	if _, err := os.Stat(crd); err != nil {
+	crds := filepath.Join(dir, "manifests", "base", "crds")
+	if _, err := os.Stat(crds); err != nil {
 		return nil, err
 	}
-	return &trainingOperator{bin: bin, version: info.Main.Version, crd: crd}, nil
+	return &trainingOperator{bin: bin, version: info.Main.Version, crds: crds}, nil
 }
 
-// kubeflowRun is one way of running the training operator.
+// kubeflowRun is one way of running the training operator, with only the
+// controller of one workload.
 type kubeflowRun struct {
 	*trainingOperator
+	w workload
 	// settings names the way in the tables.
 	settings string
 	args     []string
 }
 
-// asShipped runs the training operator with its defaults: one worker and a
-// client limited to 20 requests a second (burst 30).
-func (t *trainingOperator) asShipped() controller {
-	return kubeflowRun{trainingOperator: t, settings: "defaults: 1 worker, 20 QPS"}
+// asShipped runs the training operator's controller of w with its
+// defaults: one worker and a client limited to 20 requests a second (burst
+// 30).
+func (t *trainingOperator) asShipped(w workload) controller {
+	return kubeflowRun{trainingOperator: t, w: w, settings: "defaults: 1 worker, 20 QPS"}
 }
 
-// matched runs the training operator with as many workers as accelstack's
-// controller and no client-side rate limit to speak of, as accelstack runs.
-func (t *trainingOperator) matched(workers int) controller {
-	return kubeflowRun{trainingOperator: t, settings: fmt.Sprintf("%d workers, no client rate limit", workers), args: []string{
+// matched runs the training operator's controller of w with as many
+// workers as accelstack's controller and no client-side rate limit to speak
+// of, as accelstack runs.
+func (t *trainingOperator) matched(w workload, workers int) controller {
+	return kubeflowRun{trainingOperator: t, w: w, settings: fmt.Sprintf("%d workers, no client rate limit", workers), args: []string{
 		"--controller-threads=" + strconv.Itoa(workers), "--kube-api-qps=1000000", "--kube-api-burst=1000000",
 	}}
 }
@@ -91,8 +92,9 @@ func (k kubeflowRun) name() string {
 }
 
 func (k kubeflowRun) start(ctx context.Context, cp *harness.ControlPlane, dir string) (*running, error) {
-	if _, err := envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{Paths: []string{k.crd}, ErrorIfPathMissing: true}); err != nil {
-		return nil, fmt.Errorf("installing %s: %w", k.crd, err)
+	crd := filepath.Join(k.crds, k.w.kubeflowCRD())
+	if _, err := envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true}); err != nil {
+		return nil, fmt.Errorf("installing %s: %w", crd, err)
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kubeflowNamespace, Name: kubeflowCertSecret}}
 	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kubeflowNamespace}}, secret} {
@@ -108,7 +110,7 @@ func (k kubeflowRun) start(ctx context.Context, cp *harness.ControlPlane, dir st
 		return nil, err
 	}
 	args := append([]string{
-		"--enable-scheme=pytorchjob",
+		"--enable-scheme=" + k.w.scheme,
 		"--metrics-bind-address=" + addr(p.metrics),
 		"--health-probe-bind-address=" + addr(p.probes),
 		"--webhook-server-port=" + strconv.Itoa(p.webhook),
@@ -123,7 +125,7 @@ func (k kubeflowRun) start(ctx context.Context, cp *harness.ControlPlane, dir st
 	if err := mountCertSecret(ctx, cp.Client, secret); err != nil {
 		return nil, errors.Join(fmt.Errorf("%w\n%s", err, proc.Log()), proc.Stop())
 	}
-	r, err := waitReady(ctx, proc, p, kubeflowReconciler)
+	r, err := waitReady(ctx, proc, p, k.w.kubeflowReconciler())
 	if err != nil {
 		return nil, errors.Join(err, proc.Stop())
 	}
@@ -154,22 +156,26 @@ func mountCertSecret(ctx context.Context, c client.Client, secret *corev1.Secret
 	return nil
 }
 
-func (kubeflowRun) job(namespace, name string) client.Object {
-	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.To(podTemplate()))
-	if err != nil {
-		panic(err) // a fixed corev1 value always converts
-	}
-	delete(tmpl, "metadata") // empty, but with a null creationTimestamp
-	replica := func(n int64) map[string]any {
-		return map[string]any{"replicas": n, "restartPolicy": "OnFailure", "template": runtime.DeepCopyJSON(tmpl)}
-	}
+func (k kubeflowRun) job(namespace, name string) client.Object { return k.w.theirs(namespace, name) }
+
+// kubeflowJob returns a kubeflow.org/v1 job of kind whose spec holds
+// replicas, by replica type, under specKey.
+func kubeflowJob(kind, namespace, name, specKey string, replicas map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kubeflow.org/v1",
-		"kind":       "PyTorchJob",
+		"kind":       kind,
 		"metadata":   map[string]any{"namespace": namespace, "name": name},
-		"spec": map[string]any{"pytorchReplicaSpecs": map[string]any{
-			"Master": replica(masters),
-			"Worker": replica(workers),
-		}},
+		"spec":       map[string]any{specKey: replicas},
 	}}
+}
+
+// kubeflowReplica is the replica spec of n pods of template, with restart
+// policy restart.
+func kubeflowReplica(n int64, restart string, template corev1.PodTemplateSpec) map[string]any {
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&template)
+	if err != nil {
+		panic(err) // a corev1 value always converts
+	}
+	delete(tmpl, "metadata") // empty, but with a null creationTimestamp
+	return map[string]any{"replicas": n, "restartPolicy": restart, "template": tmpl}
 }

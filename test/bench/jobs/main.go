@@ -1,21 +1,32 @@
-// Command jobs benchmarks the PyTorchTrainingJob controller of cmd/controllers
-// against the Kubeflow training operator's PyTorchJob controller.
+// Command jobs benchmarks the job controllers of cmd/controllers against
+// the Kubeflow training operator's: PyTorchTrainingJob against PyTorchJob,
+// and MPIJob against the training operator's MPIJob.
 //
 // Each controller runs as its own process against a fresh control plane of
 // its own (envtest: a real kube-apiserver and etcd with the project's CRDs
-// and the training operator's PyTorchJob CRD, no kubelet), and is given the
-// same work: -jobs jobs of 4 replicas (1 master, 3 workers) created at once.
-// For each it measures the seconds until every pod and Service of those jobs
-// exists, the controller's CPU time until then and until it is idle again,
-// its peak RSS (VmHWM), the reconcile time of one job while all the others
-// exist (from the controller-runtime reconcile histogram on /metrics), and
-// how long one more job takes to get its pods and Services.
+// and the training operator's CRD of the kind, no kubelet), and is given the
+// same work, jobs created at once:
+//
+//   - PyTorch (-jobs): jobs of 4 replicas (1 master, 3 workers). For each
+//     controller it measures the seconds until every pod and Service of
+//     those jobs exists, the controller's CPU time until then and until it
+//     is idle again, its peak RSS (VmHWM), the reconcile time of one job
+//     while all the others exist (from the controller-runtime reconcile
+//     histogram on /metrics), and how long one more job takes to get its
+//     pods and Services.
+//   - MPI (-mpi-jobs, -mpi-workers): jobs of a launcher and 8 workers. The
+//     bench plays the kubelet: it marks each worker pod Running and Ready as
+//     soon as it sees it. It measures the seconds until every worker and
+//     every launcher pod exists, per job the time from its last worker
+//     marked Ready to its launcher existing, the controller's CPU time until
+//     every pod exists and every worker is Ready and until it is idle again,
+//     and its peak RSS.
 //
 // The training operator is the binary make bench-tools builds from the Go
-// module proxy; its CRD comes from the source of the module version the
-// binary was built from. It runs with only the PyTorchJob controller and no
-// gang scheduling, once with its defaults and once with as many workers as
-// ours and no client-side rate limit.
+// module proxy; its CRDs come from the source of the module version the
+// binary was built from. It runs with only the controller of the kind
+// measured and no gang scheduling, once with its defaults and once with as
+// many workers as ours and no client-side rate limit.
 //
 // It reports and asserts nothing: the markdown it prints is what make bench
 // writes into docs/benchmarks.md.
@@ -27,6 +38,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,12 +49,17 @@ import (
 
 // options are the bench's flags.
 type options struct {
-	// jobs is the number of jobs created at once.
+	// measure names the measurements to run.
+	measure string
+	// jobs is the number of PyTorch jobs created at once.
 	jobs int
-	// probes is the number of jobs created one at a time afterwards.
+	// probes is the number of PyTorch jobs created one at a time afterwards.
 	probes int
-	// touches is the number of reconciles of one job timed.
+	// touches is the number of reconciles of one PyTorch job timed.
 	touches int
+	// mpiJobs is the number of MPI jobs created at once, of mpiWorkers
+	// workers each.
+	mpiJobs, mpiWorkers int
 	// timeout bounds the wait for each controller's objects.
 	timeout time.Duration
 	// idleWait bounds the wait for a controller to become idle.
@@ -50,12 +68,24 @@ type options struct {
 	kubeflow bool
 }
 
+// The measurements -measure names.
+const (
+	measurePyTorch = "pytorch"
+	measureMPIJob  = "mpi"
+)
+
+// runs reports whether the measurement named m is to run.
+func (o options) runs(m string) bool { return slices.Contains(strings.Split(o.measure, ","), m) }
+
 func main() {
 	var o options
-	flag.IntVar(&o.jobs, "jobs", 500, "Jobs (of 1 master and 3 workers) created at once.")
-	flag.IntVar(&o.probes, "probes", 10, "Jobs created one at a time once the others exist, timed until their pods and Services exist.")
-	flag.IntVar(&o.touches, "touches", 100, "Updates of one job whose reconciles are timed once the others exist.")
-	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "How long each controller may take to create every pod and Service.")
+	flag.StringVar(&o.measure, "measure", measurePyTorch+","+measureMPIJob, "Measurements to run, comma-separated: "+measurePyTorch+", "+measureMPIJob+".")
+	flag.IntVar(&o.jobs, "jobs", 500, "PyTorch jobs (of 1 master and 3 workers) created at once.")
+	flag.IntVar(&o.probes, "probes", 10, "PyTorch jobs created one at a time once the others exist, timed until their pods and Services exist.")
+	flag.IntVar(&o.touches, "touches", 100, "Updates of one PyTorch job whose reconciles are timed once the others exist.")
+	flag.IntVar(&o.mpiJobs, "mpi-jobs", 200, "MPI jobs created at once.")
+	flag.IntVar(&o.mpiWorkers, "mpi-workers", 8, "Workers of each MPI job.")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "How long each controller may take to create every pod (and Service).")
 	flag.DurationVar(&o.idleWait, "idle-wait", 2*time.Minute, "How long to wait for a controller to stop reconciling.")
 	flag.BoolVar(&o.kubeflow, "kubeflow", true, "Also measure the Kubeflow training operator (make bench-tools builds it).")
 	flag.Parse()
@@ -69,6 +99,11 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	for _, m := range strings.Split(o.measure, ",") {
+		if m != measurePyTorch && m != measureMPIJob {
+			return fmt.Errorf("-measure: no measurement %q", m)
+		}
+	}
 	var to *trainingOperator
 	if o.kubeflow {
 		var err error
@@ -76,34 +111,72 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	ours, err := measureOne(ctx, accelstack{}, o)
-	if err != nil {
-		return err
-	}
-	results := []result{ours}
-	if to != nil {
-		// The training operator runs as shipped, then with accelstack's
-		// number of workers and, as accelstack, no client rate limit.
-		for _, c := range []controller{to.asShipped(), to.matched(ours.workers)} {
-			r, err := measureOne(ctx, c, o)
-			if err != nil {
-				return err
-			}
-			results = append(results, r)
+	if o.runs(measurePyTorch) {
+		results, err := measureAll(ctx, to, pytorchWorkload, o.jobs, func(ctx context.Context, c controller) (pytorchResult, error) {
+			return measure(ctx, c, o)
+		})
+		if err != nil {
+			return err
 		}
+		report(os.Stdout, o, results)
 	}
-	report(os.Stdout, o, results)
+	if o.runs(measureMPIJob) {
+		results, err := measureAll(ctx, to, mpiWorkload(o.mpiWorkers), o.mpiJobs, func(ctx context.Context, c controller) (mpiResult, error) {
+			return measureMPI(ctx, c, o)
+		})
+		if err != nil {
+			return err
+		}
+		if o.runs(measurePyTorch) {
+			fmt.Fprintln(os.Stdout)
+		}
+		reportMPI(os.Stdout, o, results)
+	}
 	return nil
 }
 
-// measureOne measures c, saying on standard error what it does.
-func measureOne(ctx context.Context, c controller, o options) (result, error) {
-	fmt.Fprintf(os.Stderr, "bench jobs: %s: %d jobs\n", c.name(), o.jobs)
-	r, err := measure(ctx, c, o)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", c.name(), err)
+// controllerRun is what every result says of the controller it is of.
+type controllerRun struct {
+	name string
+	// workers is the number of jobs it reconciles at once.
+	workers int
+}
+
+func (c controllerRun) controller() controllerRun { return c }
+
+// measured is the result of a measurement.
+type measured interface {
+	controller() controllerRun
+	// summary is a line of the figures, for standard error.
+	summary() string
+}
+
+// measureAll measures accelstack's controller of w with measure, then, if
+// to is set, the training operator's: as shipped, then with accelstack's
+// number of workers and, as accelstack, no client rate limit.
+func measureAll[R measured](ctx context.Context, to *trainingOperator, w workload, jobs int, measure func(context.Context, controller) (R, error)) ([]R, error) {
+	ours, err := measureOne(ctx, accelstack{w: w}, w, jobs, measure)
+	if err != nil || to == nil {
+		return []R{ours}, err
 	}
-	fmt.Fprintf(os.Stderr, "bench jobs: %s: all exist after %s (%s CPU), peak RSS %.1f MiB\n",
-		c.name(), seconds(r.exist), seconds(r.cpuExist), mib(r.peakRSS))
+	results := []R{ours}
+	for _, c := range []controller{to.asShipped(w), to.matched(w, ours.controller().workers)} {
+		r, err := measureOne(ctx, c, w, jobs, measure)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// measureOne measures c, saying on standard error what it does.
+func measureOne[R measured](ctx context.Context, c controller, w workload, jobs int, measure func(context.Context, controller) (R, error)) (R, error) {
+	fmt.Fprintf(os.Stderr, "bench jobs: %s: %d %s jobs\n", c.name(), jobs, w.title)
+	r, err := measure(ctx, c)
+	if err != nil {
+		return r, fmt.Errorf("%s jobs: %s: %w", w.title, c.name(), err)
+	}
+	fmt.Fprintf(os.Stderr, "bench jobs: %s: %s\n", c.name(), r.summary())
 	return r, nil
 }

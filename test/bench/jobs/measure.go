@@ -2,37 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/accelstack/accelstack/test/harness"
 )
 
-// benchNamespace holds the jobs.
-const benchNamespace = "bench"
-
-// result is what the bench measured of one controller.
-type result struct {
-	name string
-	// workers is the number of jobs it reconciles at once.
-	workers int
+// result is what the bench measured of one controller's PyTorch jobs.
+type pytorchResult struct {
+	controllerRun
 	// created is how long creating the jobs took the bench; exist, until
 	// every pod and Service of them existed.
 	created, exist time.Duration
-	// cpuExist is the controller's CPU time from the first job created to
-	// the last object existing; cpuIdle, to the controller being idle.
-	cpuExist, cpuIdle time.Duration
-	// idle says whether the controller became idle within the wait.
-	idle bool
+	// usage is the controller's CPU time until every pod and Service
+	// existed, and until it was idle.
+	usage
 	// peakRSS is the controller's VmHWM in bytes at the end.
 	peakRSS uint64
 	// touched are the reconcile times of one job updated over and over
@@ -43,131 +28,50 @@ type result struct {
 	probes []time.Duration
 }
 
-// measure starts a control plane and c, gives c the work and measures it.
-func measure(ctx context.Context, c controller, o options) (res result, err error) {
-	res.name = c.name()
-	dir, err := os.MkdirTemp("", "bench-jobs-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	cp, err := harness.NewControlPlane()
-	if err != nil {
-		return res, err
-	}
-	defer func() { err = errors.Join(err, cp.Stop()) }()
-	// The API server waits for open watches when it stops: end the bench's
-	// own first.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r, err := c.start(ctx, cp, dir)
-	if err != nil {
-		return res, err
-	}
-	defer func() { err = errors.Join(err, r.proc.Stop()) }()
-	pid := r.proc.Pid()
+func (r pytorchResult) summary() string {
+	return fmt.Sprintf("all exist after %s (%s CPU), peak RSS %.1f MiB", seconds(r.exist), seconds(r.cpuDone), mib(r.peakRSS))
+}
 
-	// The bench's own client is not rate limited: creating the jobs at
-	// once is the point.
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.QPS = -1
-	cl, err := client.New(cfg, client.Options{Scheme: cp.Scheme})
-	if err != nil {
-		return res, err
-	}
-	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}); err != nil {
-		return res, err
-	}
-	w, err := watchObjects(ctx, cfg, cp.Scheme, benchNamespace)
-	if err != nil {
-		return res, err
-	}
-	mfs, err := scrape(ctx, r.metrics)
-	if err != nil {
-		return res, err
-	}
-	res.workers = workerCount(mfs, r.reconciler)
-
-	names := make([]string, o.jobs)
-	for i := range names {
-		names[i] = fmt.Sprintf("job-%04d", i)
-	}
-	cpu0, err := harness.ProcessCPU(pid)
-	if err != nil {
-		return res, err
-	}
-	start := time.Now()
-	if err := createJobs(ctx, cl, c, names); err != nil {
-		return res, err
-	}
-	res.created = time.Since(start)
-	want := o.jobs * replicasPerJob
-	if err := w.waitFor(ctx, r.proc, o.timeout, fmt.Sprintf("%d pods and Services", want), func() bool {
-		return w.count(podKind) >= want && w.count(serviceKind) >= want
-	}); err != nil {
-		return res, err
-	}
-	res.exist = time.Since(start)
-	if res.cpuExist, err = cpuSince(pid, cpu0); err != nil {
-		return res, err
-	}
-	if res.idle, err = waitIdle(ctx, r, o.idleWait); err != nil {
-		return res, err
-	}
-	if res.cpuIdle, err = cpuSince(pid, cpu0); err != nil {
-		return res, err
-	}
-
-	if res.touched, err = timeReconciles(ctx, r, cl, c.job(benchNamespace, names[0]), o); err != nil {
-		return res, err
-	}
-	for i := range o.probes {
-		d, err := timeOneJob(ctx, r, w, cl, c, fmt.Sprintf("probe-%02d", i))
+// measure starts a control plane and c, gives c o.jobs PyTorch jobs and
+// measures it.
+func measure(ctx context.Context, c controller, o options) (pytorchResult, error) {
+	res := pytorchResult{controllerRun: controllerRun{name: c.name()}}
+	err := withSession(ctx, c, func(ctx context.Context, s *session) error {
+		res.workers = s.workers
+		names := jobNames(o.jobs)
+		cpu0, err := s.cpuNow()
 		if err != nil {
-			return res, err
+			return err
 		}
-		res.probes = append(res.probes, d)
-	}
-	m, err := harness.ProcessMemory(pid)
-	if err != nil {
-		return res, err
-	}
-	res.peakRSS = m.Peak
-	return res, nil
-}
-
-// createJobs creates a job of c per name, several at a time.
-func createJobs(ctx context.Context, cl client.Client, c controller, names []string) error {
-	const parallel = 16
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	next := make(chan string)
-	for range parallel {
-		wg.Go(func() {
-			for name := range next {
-				if err := cl.Create(ctx, c.job(benchNamespace, name)); err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("creating job %s: %w", name, err))
-					mu.Unlock()
-				}
+		start := time.Now()
+		if err := s.createJobs(ctx, names); err != nil {
+			return err
+		}
+		res.created = time.Since(start)
+		want := o.jobs * replicasPerJob
+		if err := s.w.waitFor(ctx, s.r.proc, o.timeout, fmt.Sprintf("%d pods and Services", want), func() bool {
+			return s.w.count(podKind) >= want && s.w.count(serviceKind) >= want
+		}); err != nil {
+			return err
+		}
+		res.exist = time.Since(start)
+		if res.usage, err = s.settle(ctx, cpu0, o.idleWait); err != nil {
+			return err
+		}
+		if res.touched, err = timeReconciles(ctx, s.r, s.cl, c.job(benchNamespace, names[0]), o); err != nil {
+			return err
+		}
+		for i := range o.probes {
+			d, err := timeOneJob(ctx, s, fmt.Sprintf("probe-%02d", i))
+			if err != nil {
+				return err
 			}
-		})
-	}
-	for _, n := range names {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// cpuSince returns the CPU time process pid used since it had used before.
-func cpuSince(pid int, before time.Duration) (time.Duration, error) {
-	now, err := harness.ProcessCPU(pid)
-	return now - before, err
+			res.probes = append(res.probes, d)
+		}
+		res.peakRSS, err = s.peakRSS()
+		return err
+	})
+	return res, err
 }
 
 // idleQuiet is how long a controller must finish no reconcile, with no
@@ -235,15 +139,15 @@ func timeReconciles(ctx context.Context, r *running, cl client.Client, job clien
 	return reconcileHistogram(after, r.reconciler).minus(reconcileHistogram(before, r.reconciler)), nil
 }
 
-// timeOneJob creates one job and returns how long it took until its pods and
-// Services existed.
-func timeOneJob(ctx context.Context, r *running, w *objectWatch, cl client.Client, c controller, name string) (time.Duration, error) {
+// timeOneJob creates one PyTorch job and returns how long it took until its
+// pods and Services existed.
+func timeOneJob(ctx context.Context, s *session, name string) (time.Duration, error) {
 	start := time.Now()
-	if err := cl.Create(ctx, c.job(benchNamespace, name)); err != nil {
+	if err := s.cl.Create(ctx, s.c.job(benchNamespace, name)); err != nil {
 		return 0, err
 	}
 	replicas := replicaNames(name)
-	if err := w.waitFor(ctx, r.proc, time.Minute, "the objects of "+name, func() bool { return w.all(replicas) }); err != nil {
+	if err := s.w.waitFor(ctx, s.r.proc, time.Minute, "the objects of "+name, func() bool { return s.w.all(replicas) }); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil

@@ -20,10 +20,12 @@ import (
 // and over (which would load the API server the controllers share).
 type objectWatch struct {
 	mu sync.Mutex
-	// seen holds the names seen so far per kind.
-	seen map[string]map[string]bool
+	// seen holds when each name was first seen, per kind.
+	seen map[string]map[string]time.Time
 	// changed is closed, and replaced, whenever a name is added.
 	changed chan struct{}
+	// newPod, when set, is called with the name of each new pod.
+	newPod func(name string)
 }
 
 // The kinds an objectWatch follows.
@@ -39,9 +41,9 @@ func watchObjects(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme,
 	if err != nil {
 		return nil, err
 	}
-	w := &objectWatch{seen: map[string]map[string]bool{}, changed: make(chan struct{})}
+	w := &objectWatch{seen: map[string]map[string]time.Time{}, changed: make(chan struct{})}
 	for _, kind := range []string{podKind, serviceKind} {
-		w.seen[kind] = map[string]bool{}
+		w.seen[kind] = map[string]time.Time{}
 		inf, err := c.GetInformer(ctx, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}})
 		if err != nil {
 			return nil, err
@@ -61,15 +63,29 @@ func watchObjects(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme,
 	return w, nil
 }
 
-func (w *objectWatch) add(kind, name string) {
+// onNewPod has fn called with the name of each pod seen from now on; fn
+// must not block, or it holds up the watch.
+func (w *objectWatch) onNewPod(fn func(name string)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.seen[kind][name] {
+	w.newPod = fn
+}
+
+func (w *objectWatch) add(kind, name string) {
+	now := time.Now()
+	w.mu.Lock()
+	if _, ok := w.seen[kind][name]; ok {
+		w.mu.Unlock()
 		return
 	}
-	w.seen[kind][name] = true
+	w.seen[kind][name] = now
 	close(w.changed)
 	w.changed = make(chan struct{})
+	newPod := w.newPod
+	w.mu.Unlock()
+	if kind == podKind && newPod != nil {
+		newPod(name)
+	}
 }
 
 // count returns the number of objects of kind seen.
@@ -79,16 +95,40 @@ func (w *objectWatch) count(kind string) int {
 	return len(w.seen[kind])
 }
 
-// all reports whether a pod and a Service of each name were seen.
-func (w *objectWatch) all(names []string) bool {
+// seenAt returns when the object of kind named name was first seen.
+func (w *objectWatch) seenAt(kind, name string) (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	t, ok := w.seen[kind][name]
+	return t, ok
+}
+
+// lastSeen returns when the last of the objects of kind of names was
+// first seen; zero unless each was.
+func (w *objectWatch) lastSeen(kind string, names []string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
 	for _, n := range names {
-		if !w.seen[podKind][n] || !w.seen[serviceKind][n] {
-			return false
+		t, ok := w.seen[kind][n]
+		if !ok {
+			return time.Time{}
+		}
+		if t.After(last) {
+			last = t
 		}
 	}
-	return true
+	return last
+}
+
+// allOf reports whether an object of kind of each name was seen.
+func (w *objectWatch) allOf(kind string, names []string) bool {
+	return len(names) == 0 || !w.lastSeen(kind, names).IsZero()
+}
+
+// all reports whether a pod and a Service of each name were seen.
+func (w *objectWatch) all(names []string) bool {
+	return w.allOf(podKind, names) && w.allOf(serviceKind, names)
 }
 
 // waitFor waits until cond holds, the controller exits or timeout passes;

@@ -2,41 +2,35 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The shape of every job: one master and three workers, each with a pod and
-// a Service of the same name.
-const (
-	masters        = 1
-	workers        = 3
-	replicasPerJob = masters + workers
-)
-
-// podTemplate is the pod template of every replica of both controllers'
-// jobs: a PyTorch training container. Nothing runs it (no kubelet).
-func podTemplate() corev1.PodTemplateSpec {
-	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")}
-	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Name:      "pytorch",
-		Image:     "docker.io/pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime",
-		Command:   []string{"python", "/workspace/train.py"},
-		Args:      []string{"--epochs", "10"},
-		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
-	}}}}
+// workload is one kind of job the bench gives both controllers, as each of
+// them spells it.
+type workload struct {
+	// title names the workload on standard error.
+	title string
+	// reconciler is accelstack's controller of the kind, as its metrics
+	// name it.
+	reconciler string
+	// scheme is the training operator's name of the kind (its
+	// --enable-scheme value); its controller is <scheme>-controller and its
+	// CRD manifests/base/crds/kubeflow.org_<scheme>s.yaml.
+	scheme string
+	// ours and theirs return a job of the workload, not yet created, for
+	// accelstack and for the training operator.
+	ours, theirs func(namespace, name string) client.Object
 }
 
-// replicaNames returns the names of job's pods, which its Services share:
-// <job>-master-0 and <job>-worker-0 to -2, as both controllers name them.
-func replicaNames(job string) []string {
-	names := make([]string, 0, replicasPerJob)
-	for i := range masters {
-		names = append(names, fmt.Sprintf("%s-master-%d", job, i))
-	}
-	for i := range workers {
-		names = append(names, fmt.Sprintf("%s-worker-%d", job, i))
-	}
-	return names
-}
+// kubeflowReconciler is the training operator's controller of w, as its
+// metrics name it.
+func (w workload) kubeflowReconciler() string { return w.scheme + "-controller" }
+
+// kubeflowCRD is the file name of the training operator's CRD of w.
+func (w workload) kubeflowCRD() string { return "kubeflow.org_" + strings.ToLower(w.scheme) + "s.yaml" }
+
+// podName is the name of the pod of replica i of type typ of job, as both
+// controllers name their ranked pods: <job>-<typ>-<i>.
+func podName(job, typ string, i int) string { return fmt.Sprintf("%s-%s-%d", job, typ, i) }
