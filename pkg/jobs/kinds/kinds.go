@@ -5,6 +5,7 @@ package kinds
 import (
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/ascendjob"
+	"github.com/accelstack/accelstack/pkg/jobs/deepspeed"
 	"github.com/accelstack/accelstack/pkg/jobs/genericjob"
 	"github.com/accelstack/accelstack/pkg/jobs/mpijob"
 	"github.com/accelstack/accelstack/pkg/jobs/pytorch"
@@ -21,5 +22,6 @@ func All() []jobs.Kind {
 		xgboost.Kind{},
 		ascendjob.Kind{},
 		mpijob.Kind{},
+		deepspeed.Kind{},
 	}
 }

@@ -46,6 +46,11 @@ func TestJobs(t *testing.T) {
 		{"mpijob/seedlayout", testMPIJobSeedLayout},
 		{"mpijob/replicaspecs", testMPIJobReplicaSpecs},
 		{"mpijob/refused", testMPIJobRefused},
+		{"deepspeed", testDeepSpeedJob},
+		{"deepspeed/refused", testDeepSpeedRefused},
+		{"beam/succeeded", testBeamJobSucceeded},
+		{"beam/failed", testBeamJobFailed},
+		{"beam/refused", testBeamJobRefused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
