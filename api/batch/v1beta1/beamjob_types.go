@@ -15,8 +15,9 @@ type FlinkClusterTemplate struct {
 	Metadata metav1.ObjectMeta `json:"metadata,omitempty"`
 	// spec is the FlinkCluster's spec, as flink-operator reads it (flinkVersion,
 	// image, jobManager, taskManager, flinkProperties and so on); it is
-	// passed on as written. A BeamJob's cluster is a session cluster: it has
-	// no spec.job.
+	// passed on as written, but for the job's labels added to the
+	// podLabels of jobManager and taskManager. A BeamJob's cluster is a
+	// session cluster: it has no spec.job.
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object

@@ -25,8 +25,9 @@ import (
 // Component is the BeamJob's label name.
 const Component = "beamjob"
 
-// pollInterval is how often an unfinished BeamJob is looked at again: the
-// Flink cluster's pods, made by flink-operator, are not watched.
+// pollInterval is how often a running BeamJob is looked at again for the
+// ID of its Flink job, which no watch reports, and how often any unfinished
+// one is where the FlinkCluster API is not watched.
 const pollInterval = 10 * time.Second
 
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=beamjobs,verbs=get;list;watch
@@ -34,18 +35,19 @@ const pollInterval = 10 * time.Second
 // +kubebuilder:rbac:groups=flinkoperator.k8s.io,resources=flinkclusters,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get
 
 // Reconciler reconciles BeamJobs.
 type Reconciler struct {
-	client   client.Client
-	reader   client.Reader // uncached: FlinkClusters, Jobs and pods
+	client client.Client
+	// reader reads FlinkClusters, Jobs and pods from the API server: a
+	// submitter Job just created is seen at once, so never made twice.
+	reader   client.Reader
 	recorder events.EventRecorder
-}
-
-// Setup runs the BeamJob controller on mgr.
-func Setup(mgr ctrl.Manager) error {
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder(Component + "-controller")}
-	return ctrl.NewControllerManagedBy(mgr).Named(Component).For(&batchv1beta1.BeamJob{}).Complete(r)
+	jobIDs   jobIDReader
+	// watchesClusters is set when FlinkClusters are watched; else
+	// unfinished jobs are polled.
+	watchesClusters bool
 }
 
 // Reconcile creates the job's FlinkCluster, then its submitter Job once the
@@ -83,78 +85,92 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) sync(ctx context.Context, bj *batchv1beta1.BeamJob, now metav1.Time) (ctrl.Result, error) {
 	s := &bj.Status
-	fc, err := r.cluster(ctx, bj, !finished(s.Phase))
+	done := finished(s.Phase)
+	fc, err := r.cluster(ctx, bj, !done)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	state, jobID := "", ""
-	if fc != nil {
-		state, jobID = clusterState(fc)
-	}
+	state := clusterState(fc)
 	jm, tm, err := r.clusterPods(ctx, bj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	s.FlinkClusterStatus = batchv1beta1.FlinkClusterStatus{JobManagerStatus: jm, TaskManagerStatus: tm}
-	running := state == ClusterStateRunning
-	setCondition(s, batchv1beta1.BeamClusterRunning, running, "Cluster"+orUnknown(state), "The Flink cluster is "+orUnknown(state)+".", now)
-	if jobID != "" {
-		s.JobURL = JobURL(bj.Namespace, ClusterName(bj.Name), jobID)
-	}
+	setCondition(s, clusterCondition(fc != nil, state), now)
 
 	job, err := r.submitter(ctx, bj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if job == nil && running && !finished(s.Phase) {
+	if job == nil && state == ClusterStateRunning && !done {
 		if job, err = r.createSubmitter(ctx, bj); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	var pods corev1.PodList
+	var pods []corev1.Pod
 	if job != nil {
-		if err := r.reader.List(ctx, &pods, client.InNamespace(bj.Namespace), client.MatchingLabels{"batch.kubernetes.io/controller-uid": string(job.UID)}); err != nil {
-			return ctrl.Result{}, fmt.Errorf("listing the submitter's pods: %w", err)
+		var list corev1.PodList
+		if err := r.reader.List(ctx, &list, client.InNamespace(bj.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+			return ctrl.Result{}, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 		}
-		s.JobStatus = podStatuses(pods.Items)
+		pods = list.Items
+		s.JobStatus = podStatuses(pods)
 	}
-	jobRunning := anyRunning(s.JobStatus)
-	setCondition(s, batchv1beta1.BeamJobRunningCond, jobRunning, map[bool]string{true: "PodRunning", false: "NoPodRunning"}[jobRunning], "", now)
-
-	if !finished(s.Phase) {
-		switch out := jobOutcome(job); {
-		case out != "":
-			s.Phase, s.CompletionTime = out, &now
-			r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, string(out), "Finish", "The submitter Job %s %s", job.Name, out)
-		case running && job != nil:
-			s.Phase = batchv1beta1.BeamJobRunning
-		default:
-			s.Phase = batchv1beta1.BeamJobInitializing
+	setCondition(s, jobCondition(job, pods), now)
+	if job != nil && !done && fc != nil {
+		r.updateJobURL(ctx, bj)
+	}
+	if !done {
+		phase := nextPhase(job)
+		if phase != s.Phase {
+			ctrl.LoggerFrom(ctx).V(2).Info("BeamJob phase", "from", s.Phase, "to", phase)
+		}
+		s.Phase = phase
+		if finished(phase) {
+			s.CompletionTime = &now
+			r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, string(phase), "Finish", "The submitter Job %s %s", job.Name, phase)
 		}
 	}
 	if finished(s.Phase) {
-		if bj.Spec.RunPolicy.CleanUpCluster && fc != nil && fc.GetDeletionTimestamp() == nil {
-			if err := r.client.Delete(ctx, fc); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, fmt.Errorf("deleting FlinkCluster %s: %w", fc.GetName(), err)
-			}
-			r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, "ClusterDeleted", "CleanUp", "Deleted FlinkCluster %s", fc.GetName())
-		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.cleanUp(ctx, bj, fc)
 	}
-	return ctrl.Result{RequeueAfter: pollInterval}, nil
+	if !r.watchesClusters || s.Phase == batchv1beta1.BeamJobRunning {
+		return ctrl.Result{RequeueAfter: pollInterval}, nil
+	}
+	return ctrl.Result{}, nil
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "NotReady"
+// updateJobURL points the status at the Flink job the cluster runs, once
+// its job manager names one; a failed lookup is tried again later.
+func (r *Reconciler) updateJobURL(ctx context.Context, bj *batchv1beta1.BeamJob) {
+	cluster := ClusterName(bj.Name)
+	id, err := r.jobIDs.JobID(ctx, bj.Namespace, cluster)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("No Flink job ID yet", "cluster", cluster, "err", err.Error())
+		return
 	}
-	return s
+	if id != "" {
+		bj.Status.JobURL = JobURL(bj.Namespace, cluster, id)
+	}
+}
+
+// cleanUp deletes the finished job's FlinkCluster when
+// runPolicy.cleanUpCluster asks for it.
+func (r *Reconciler) cleanUp(ctx context.Context, bj *batchv1beta1.BeamJob, fc *unstructured.Unstructured) error {
+	if !bj.Spec.RunPolicy.CleanUpCluster || fc == nil || fc.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	if err := r.client.Delete(ctx, fc, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting FlinkCluster %s: %w", fc.GetName(), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted the Flink cluster", "cluster", fc.GetName())
+	r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, "ClusterDeleted", "CleanUp", "Deleted FlinkCluster %s", fc.GetName())
+	return nil
 }
 
 // cluster returns the job's FlinkCluster, creating it when create is set.
 func (r *Reconciler) cluster(ctx context.Context, bj *batchv1beta1.BeamJob, create bool) (*unstructured.Unstructured, error) {
-	fc := &unstructured.Unstructured{}
-	fc.SetGroupVersionKind(FlinkClusterGVK)
+	fc := newClusterObject()
 	err := r.reader.Get(ctx, client.ObjectKey{Namespace: bj.Namespace, Name: ClusterName(bj.Name)}, fc)
 	switch {
 	case err == nil:
@@ -179,6 +195,7 @@ func (r *Reconciler) cluster(ctx context.Context, bj *batchv1beta1.BeamJob, crea
 	if err := r.client.Create(ctx, fc); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating FlinkCluster %s: %w", fc.GetName(), err)
 	}
+	ctrl.LoggerFrom(ctx).Info("Created the Flink cluster", "cluster", fc.GetName())
 	r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, "ClusterCreated", "Create", "Created FlinkCluster %s", fc.GetName())
 	return fc, nil
 }
@@ -187,7 +204,8 @@ func (r *Reconciler) cluster(ctx context.Context, bj *batchv1beta1.BeamJob, crea
 // manager pods.
 func (r *Reconciler) clusterPods(ctx context.Context, bj *batchv1beta1.BeamJob) (jm, tm []batchv1beta1.PodStatus, err error) {
 	var list corev1.PodList
-	if err := r.reader.List(ctx, &list, client.InNamespace(bj.Namespace), client.MatchingLabels{flinkClusterLabel: ClusterName(bj.Name)}); err != nil {
+	if err := r.reader.List(ctx, &list, client.InNamespace(bj.Namespace),
+		client.MatchingLabels{flinkAppLabel: flinkAppValue, flinkClusterLabel: ClusterName(bj.Name)}); err != nil {
 		return nil, nil, fmt.Errorf("listing the Flink cluster's pods: %w", err)
 	}
 	var jms, tms []corev1.Pod
@@ -195,7 +213,7 @@ func (r *Reconciler) clusterPods(ctx context.Context, bj *batchv1beta1.BeamJob) 
 		switch p.Labels[flinkComponentLabel] {
 		case componentJobManager:
 			jms = append(jms, p)
-		case componentTaskManger:
+		case componentTaskManager:
 			tms = append(tms, p)
 		}
 	}
@@ -218,24 +236,9 @@ func (r *Reconciler) submitter(ctx context.Context, bj *batchv1beta1.BeamJob) (*
 
 // createSubmitter creates the Job of spec.jobTemplate, <job>-batchjob-<random>.
 func (r *Reconciler) createSubmitter(ctx context.Context, bj *batchv1beta1.BeamJob) (*batchv1.Job, error) {
-	if bj.Spec.JobTemplate == nil {
-		return nil, fmt.Errorf("spec.jobTemplate is required")
-	}
-	t := bj.Spec.JobTemplate.DeepCopy()
-	job := &batchv1.Job{ObjectMeta: t.ObjectMeta, Spec: t.Spec}
-	job.Name, job.GenerateName, job.Namespace = "", bj.Name+"-batchjob-", bj.Namespace
-	if job.Labels == nil {
-		job.Labels = map[string]string{}
-	}
-	for k, v := range jobs.Labels(Component, bj.Name) {
-		job.Labels[k] = v
-	}
-	if sc := bj.Spec.Scheduler; sc != nil && sc.T9kScheduler != nil {
-		job.Spec.Template.Spec.SchedulerName = jobs.SchedulerName
-		if job.Spec.Template.Labels == nil {
-			job.Spec.Template.Labels = map[string]string{}
-		}
-		job.Spec.Template.Labels[jobs.QueueLabel] = sc.T9kScheduler.Queue
+	job, err := newSubmitter(bj)
+	if err != nil {
+		return nil, err
 	}
 	if err := r.own(bj, job); err != nil {
 		return nil, err
@@ -243,6 +246,7 @@ func (r *Reconciler) createSubmitter(ctx context.Context, bj *batchv1beta1.BeamJ
 	if err := r.client.Create(ctx, job); err != nil {
 		return nil, fmt.Errorf("creating the submitter Job: %w", err)
 	}
+	ctrl.LoggerFrom(ctx).Info("Created the submitter Job", "submitter", job.Name)
 	r.recorder.Eventf(bj, nil, corev1.EventTypeNormal, "JobCreated", "Create", "Created Job %s", job.Name)
 	return job, nil
 }
@@ -251,7 +255,7 @@ func (r *Reconciler) createSubmitter(ctx context.Context, bj *batchv1beta1.BeamJ
 func (r *Reconciler) own(bj *batchv1beta1.BeamJob, o client.Object) error {
 	gvk, err := apiutil.GVKForObject(bj, r.client.Scheme())
 	if err != nil {
-		return err
+		return fmt.Errorf("finding the BeamJob's kind: %w", err)
 	}
 	o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: bj.Name, UID: bj.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}})

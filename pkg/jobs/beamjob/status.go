@@ -49,35 +49,78 @@ func jobOutcome(job *batchv1.Job) batchv1beta1.BeamJobPhase {
 	return ""
 }
 
-// anyRunning reports whether one of the pods runs.
-func anyRunning(ps []batchv1beta1.PodStatus) bool {
-	for _, p := range ps {
-		if p.Phase == corev1.PodRunning {
-			return true
-		}
+// nextPhase returns the phase of an unfinished BeamJob given its submitter
+// Job: Initializing until the Job exists (it is made once the cluster
+// runs), Running while it runs, then the Job's outcome.
+func nextPhase(job *batchv1.Job) batchv1beta1.BeamJobPhase {
+	if out := jobOutcome(job); out != "" {
+		return out
 	}
-	return false
+	if job == nil {
+		return batchv1beta1.BeamJobInitializing
+	}
+	return batchv1beta1.BeamJobRunning
 }
 
-// setCondition sets condition typ of s, keeping its transition time while
-// its status stays.
-func setCondition(s *batchv1beta1.BeamJobStatus, typ batchv1beta1.JobConditionType, status bool, reason, message string, now metav1.Time) {
-	st := corev1.ConditionFalse
-	if status {
-		st = corev1.ConditionTrue
+// clusterCondition returns the ClusterRunning condition for a cluster in
+// state (exists false: there is no cluster).
+func clusterCondition(exists bool, state string) batchv1beta1.JobCondition {
+	c := batchv1beta1.JobCondition{Type: batchv1beta1.BeamClusterRunning, Status: corev1.ConditionFalse}
+	switch {
+	case !exists:
+		c.Reason, c.Message = "ClusterNotFound", "The Flink cluster does not exist."
+	case state == "":
+		c.Reason, c.Message = "ClusterCreating", "The Flink cluster has no state yet."
+	case state == ClusterStateRunning:
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "ClusterRunning", "The Flink cluster is running."
+	default:
+		c.Reason, c.Message = "Cluster"+state, "The Flink cluster is "+state+"."
 	}
+	return c
+}
+
+// jobCondition returns the JobRunning condition for the submitter Job and
+// its pods.
+func jobCondition(job *batchv1.Job, pods []corev1.Pod) batchv1beta1.JobCondition {
+	c := batchv1beta1.JobCondition{Type: batchv1beta1.BeamJobRunningCond, Status: corev1.ConditionFalse}
+	if job == nil {
+		c.Reason, c.Message = "JobNotCreated", "The submitter Job is created once the Flink cluster runs."
+		return c
+	}
+	switch jobOutcome(job) {
+	case batchv1beta1.BeamJobSucceeded:
+		c.Reason, c.Message = "JobSucceeded", "The submitter Job "+job.Name+" has succeeded."
+		return c
+	case batchv1beta1.BeamJobFailed:
+		c.Reason, c.Message = "JobFailed", "The submitter Job "+job.Name+" has failed."
+		return c
+	}
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "PodRunning", "The submitter pod "+p.Name+" is running."
+			return c
+		}
+	}
+	c.Reason, c.Message = "PodNotRunning", "No pod of the submitter Job "+job.Name+" is running."
+	return c
+}
+
+// setCondition sets the condition of want's type in s, keeping its
+// transition time while its status stays.
+func setCondition(s *batchv1beta1.BeamJobStatus, want batchv1beta1.JobCondition, now metav1.Time) {
+	want.LastTransitionTime = now
 	for i := range s.Conditions {
 		c := &s.Conditions[i]
-		if c.Type != typ {
+		if c.Type != want.Type {
 			continue
 		}
-		if c.Status != st {
-			c.LastTransitionTime = now
+		if c.Status == want.Status {
+			want.LastTransitionTime = c.LastTransitionTime
 		}
-		c.Status, c.Reason, c.Message = st, reason, message
+		*c = want
 		return
 	}
-	s.Conditions = append(s.Conditions, batchv1beta1.JobCondition{Type: typ, Status: st, Reason: reason, Message: message, LastTransitionTime: now})
+	s.Conditions = append(s.Conditions, want)
 }
 
 // finished reports whether the phase is final.
