@@ -35,11 +35,13 @@ var nsCounter atomic.Int32
 
 // startEnv starts the control plane, the kube-controller-manager, the jobs
 // webhook configuration of deploy/controllers pointed at the in-process
-// controllers, and the controllers.
+// controllers, flink-operator's FlinkCluster CRD (testdata), and the
+// controllers.
 func startEnv(t *testing.T) *env {
 	t.Helper()
 	cp := harness.StartControlPlane(t, harness.WithControllerManager())
 	installWebhook(t, cp)
+	installFlinkClusterCRD(t, cp)
 	cp.StartControllers(t)
 	return &env{cp: cp, c: cp.Client}
 }

@@ -34,6 +34,7 @@ var update = flag.Bool("update", false, "rewrite "+seedGolden+" from the seed")
 
 var seedKinds = map[string]string{
 	"GenericJob": "main", "PyTorchTrainingJob": "pytorch", "TensorFlowTrainingJob": "tensorflow", "XGBoostTrainingJob": "xgboost",
+	"BeamJob": "submit-job",
 }
 
 // seedManifest is one manifest of the manual, as written.
@@ -164,6 +165,9 @@ func fillSeed(t *testing.T, m seedManifest) *unstructured.Unstructured {
 	if err := yaml.Unmarshal([]byte(text), &u.Object); err != nil {
 		t.Fatalf("line %d: %v\n%s", m.line, err, text)
 	}
+	if kind == "BeamJob" {
+		return u // complete as written
+	}
 	spec, _ := u.Object["spec"].(map[string]any)
 	specs, _ := spec["replicaSpecs"].([]any)
 	if len(specs) == 0 {
@@ -283,6 +287,10 @@ func checkSeedApplied(ctx context.Context, t *testing.T, e *env, m seedManifest,
 	job := obj.(client.Object)
 	job.SetNamespace(u.GetNamespace())
 	job.SetName(u.GetName())
+	if bj, ok := job.(*batchv1beta1.BeamJob); ok {
+		checkSeedBeamJob(ctx, t, e, bj)
+		return
+	}
 	// The two manifests with fields no schema has lose them, and the pods
 	// the rest describes are invalid: the job fails, naming why.
 	if want, ok := map[int]string{4574: "spec.containers: Required value", 7064: "secret.secretName: Required value"}[m.line]; ok {
