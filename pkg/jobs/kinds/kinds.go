@@ -5,6 +5,7 @@ package kinds
 import (
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/ascendjob"
+	"github.com/accelstack/accelstack/pkg/jobs/colossalai"
 	"github.com/accelstack/accelstack/pkg/jobs/deepspeed"
 	"github.com/accelstack/accelstack/pkg/jobs/genericjob"
 	"github.com/accelstack/accelstack/pkg/jobs/mpijob"
@@ -23,5 +24,6 @@ func All() []jobs.Kind {
 		ascendjob.Kind{},
 		mpijob.Kind{},
 		deepspeed.Kind{},
+		colossalai.Kind{},
 	}
 }

@@ -100,7 +100,7 @@ func (Kind) Decorate(pod *corev1.Pod, r *jobs.Replica, _ int32, job *jobs.Job) [
 		return nil
 	}
 	if s.derivedLauncher {
-		dropAccelerators(pod)
+		jobs.DropAccelerators(pod)
 	}
 	c.Command, c.Args = s.mpirun(), nil
 	sshjob.MountConfig(pod, c, mj.Name, ConfigDir, sshjob.HostfileKey)

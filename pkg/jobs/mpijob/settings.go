@@ -4,7 +4,6 @@ import (
 	"path"
 	"sort"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -105,38 +104,6 @@ func (s *settings) mpirun() []string {
 	return append(cmd, s.script...)
 }
 
-// acceleratorResources are the resources a launcher derived from the worker
-// template does not request: it runs mpirun, not the computation.
-var acceleratorResources = []corev1.ResourceName{"nvidia.com/gpu", "nvidia.com/gpu.shared", "huawei.com/Ascend910"}
-
-// isAccelerator reports whether name is an accelerator resource.
-func isAccelerator(name corev1.ResourceName) bool {
-	for _, a := range acceleratorResources {
-		if name == a {
-			return true
-		}
-	}
-	return strings.HasPrefix(string(name), "nvidia.com/mig-")
-}
-
-// dropAccelerators removes accelerator requests and limits from pod's
-// containers.
-func dropAccelerators(pod *corev1.Pod) {
-	for i := range pod.Spec.Containers {
-		r := &pod.Spec.Containers[i].Resources
-		for name := range r.Limits {
-			if isAccelerator(name) {
-				delete(r.Limits, name)
-			}
-		}
-		for name := range r.Requests {
-			if isAccelerator(name) {
-				delete(r.Requests, name)
-			}
-		}
-	}
-}
-
 // slotsOf is the slots of a worker whose main container is c: its
 // accelerators if it requests any, else its whole CPUs, at least 1.
 func slotsOf(c *corev1.Container) int32 {
@@ -145,7 +112,7 @@ func slotsOf(c *corev1.Container) int32 {
 	}
 	var accel int64
 	for name, q := range c.Resources.Limits {
-		if isAccelerator(name) {
+		if jobs.IsAccelerator(name) {
 			accel += q.Value()
 		}
 	}
