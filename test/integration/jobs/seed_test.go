@@ -34,8 +34,12 @@ var update = flag.Bool("update", false, "rewrite "+seedGolden+" from the seed")
 
 var seedKinds = map[string]string{
 	"GenericJob": "main", "PyTorchTrainingJob": "pytorch", "TensorFlowTrainingJob": "tensorflow", "XGBoostTrainingJob": "xgboost",
-	"BeamJob": "submit-job",
+	"BeamJob": "submit-job", "MPIJob": "mpi-worker", "DeepSpeedJob": "worker", "ColossalAIJob": "worker",
 }
+
+// workerKinds are the kinds whose manual manifests describe their pods in
+// spec.worker rather than in spec.replicaSpecs.
+var workerKinds = map[string]bool{"MPIJob": true, "DeepSpeedJob": true, "ColossalAIJob": true}
 
 // seedManifest is one manifest of the manual, as written.
 type seedManifest struct {
@@ -170,6 +174,17 @@ func fillSeed(t *testing.T, m seedManifest) *unstructured.Unstructured {
 	}
 	spec, _ := u.Object["spec"].(map[string]any)
 	specs, _ := spec["replicaSpecs"].([]any)
+	if workerKinds[kind] {
+		w, _ := spec["worker"].(map[string]any)
+		if w == nil {
+			w = map[string]any{}
+			spec["worker"] = w
+		}
+		specs = []any{w}
+		if _, ok := spec["config"]; !ok && kind == "DeepSpeedJob" {
+			spec["config"] = map[string]any{"run": map[string]any{"python": []any{"train.py"}}}
+		}
+	}
 	if len(specs) == 0 {
 		specs = []any{map[string]any{"type": "worker"}}
 		spec["replicaSpecs"] = specs
