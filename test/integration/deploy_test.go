@@ -25,6 +25,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/test/harness"
 )
@@ -240,6 +241,31 @@ func TestControllerPolicies(t *testing.T) {
 	}
 	if err := update("rings-config-job"); err != nil {
 		t.Errorf("update of the rank-table ConfigMap: %v", err)
+	}
+	// A job's hostfile and key Secret: <job>-config and <job>-ssh labelled
+	// with the job's name, and nothing else.
+	jobLabels := map[string]string{jobs.JobNameLabel: "train"}
+	for _, tc := range []struct {
+		obj  client.Object
+		deny bool
+	}{
+		{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-config", Labels: jobLabels}}, false},
+		{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-config", Labels: jobLabels}}, true},
+		{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-config-2"}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-ssh", Labels: jobLabels}}, false},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-ssh", Labels: jobLabels}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-ssh-2"}}, true},
+	} {
+		var err error
+		switch o := tc.obj.(type) {
+		case *corev1.ConfigMap:
+			_, err = sa.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Secret:
+			_, err = sa.CoreV1().Secrets(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		}
+		if tc.deny != deniedByPolicy(err) || (!tc.deny && err != nil) {
+			t.Errorf("create of %T %s as the controllers = %v, want denied %v", tc.obj, tc.obj.GetName(), err, tc.deny)
+		}
 	}
 
 	pv := func(name string) *corev1.PersistentVolume {

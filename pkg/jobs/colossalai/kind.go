@@ -102,10 +102,7 @@ func (Kind) Owns() []client.Object { return sshjob.Owns() }
 func (k Kind) ReconcileDependents(ctx context.Context, env *jobs.Env, job *jobs.Job) error {
 	cj := job.Object.(*batchv1beta1.ColossalAIJob)
 	s := settingsOf(cj)
-	if err := sshjob.EnsureSecret(ctx, env, job, k.Component()); err != nil {
-		return err
-	}
-	return sshjob.EnsureConfigMap(ctx, env, job, k.Component(), map[string]string{
+	return sshjob.Ensure(ctx, env, job, k.Component(), map[string]string{
 		sshjob.HostfileKey:  s.hostfile(cj.Name),
 		sshjob.SSHConfigKey: sshjob.ClientConfig(s.authDir),
 	})

@@ -116,9 +116,6 @@ func (Kind) Owns() []client.Object { return sshjob.Owns() }
 // (hostfile, env file, SSH client configuration) up to date.
 func (k Kind) ReconcileDependents(ctx context.Context, env *jobs.Env, job *jobs.Job) error {
 	dj := job.Object.(*batchv1beta1.DeepSpeedJob)
-	if err := sshjob.EnsureSecret(ctx, env, job, k.Component()); err != nil {
-		return err
-	}
 	rep := &job.Replicas[0]
 	hosts := make([]sshjob.Host, 0, rep.Replicas)
 	for i := int32(0); i < rep.Replicas; i++ {
@@ -131,5 +128,5 @@ func (k Kind) ReconcileDependents(ctx context.Context, env *jobs.Env, job *jobs.
 	if !dj.Spec.DisableCustomEnv {
 		data[EnvFileKey] = envFile(jobs.MainContainer(&rep.Template.Spec, Container))
 	}
-	return sshjob.EnsureConfigMap(ctx, env, job, k.Component(), data)
+	return sshjob.Ensure(ctx, env, job, k.Component(), data)
 }

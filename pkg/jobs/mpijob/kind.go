@@ -119,15 +119,12 @@ func (Kind) Owns() []client.Object { return sshjob.Owns() }
 func (k Kind) ReconcileDependents(ctx context.Context, env *jobs.Env, job *jobs.Job) error {
 	mj := job.Object.(*batchv1beta1.MPIJob)
 	s := settingsOf(mj)
-	if err := sshjob.EnsureSecret(ctx, env, job, k.Component()); err != nil {
-		return err
-	}
 	hosts := make([]sshjob.Host, 0, s.workers)
 	w := job.Replica(Worker)
 	for i := int32(0); i < s.workers; i++ {
 		hosts = append(hosts, sshjob.Host{Name: w.PodName(mj.Name, i), Slots: s.slots})
 	}
-	return sshjob.EnsureConfigMap(ctx, env, job, k.Component(), map[string]string{
+	return sshjob.Ensure(ctx, env, job, k.Component(), map[string]string{
 		sshjob.HostfileKey:  sshjob.Hostfile(hosts),
 		sshjob.SSHConfigKey: sshjob.ClientConfig(s.authDir),
 	})

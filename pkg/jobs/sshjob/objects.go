@@ -22,7 +22,7 @@ const (
 	SSHConfigKey  = "ssh_config"
 )
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update
 
 // SecretName is the name of job's SSH key Secret.
@@ -31,17 +31,21 @@ func SecretName(job string) string { return job + "-ssh" }
 // ConfigMapName is the name of job's hostfile ConfigMap.
 func ConfigMapName(job string) string { return job + "-config" }
 
-// Owns are the types of the dependents of the kinds of this family.
-func Owns() []client.Object { return []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}} }
+// Owns are the types of the dependents the engine watches for the kinds of
+// this family: the ConfigMap. Secrets are not watched (that would take
+// listing every Secret of the cluster); the key Secret is created before
+// the ConfigMap, so a job with its ConfigMap has its Secret.
+func Owns() []client.Object { return []client.Object{&corev1.ConfigMap{}} }
 
-// EnsureSecret creates job's SSH key Secret, with a new key pair, unless
-// it exists. A Secret of that name that the job does not own is an error:
-// its key is never used.
-func EnsureSecret(ctx context.Context, env *jobs.Env, job *jobs.Job, component string) error {
+// ensureSecret creates job's SSH key Secret, with a new key pair, unless
+// it exists; it reads the Secret from the API server, not a cache. A
+// Secret of that name that the job does not own is an error: its key is
+// never used.
+func ensureSecret(ctx context.Context, env *jobs.Env, job *jobs.Job, component string) error {
 	obj := job.Object
 	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: SecretName(obj.GetName())}
 	s := &corev1.Secret{}
-	err := env.Cache.Get(ctx, key, s)
+	err := env.Client.Get(ctx, key, s)
 	switch {
 	case err == nil && jobs.OwnedBy(s, obj):
 		return nil
@@ -68,14 +72,18 @@ func EnsureSecret(ctx context.Context, env *jobs.Env, job *jobs.Job, component s
 	return nil
 }
 
-// EnsureConfigMap makes job's ConfigMap hold data, creating it if needed.
-func EnsureConfigMap(ctx context.Context, env *jobs.Env, job *jobs.Job, component string, data map[string]string) error {
+// Ensure makes job's ConfigMap hold data; when the ConfigMap does not exist
+// yet, it creates the key Secret first.
+func Ensure(ctx context.Context, env *jobs.Env, job *jobs.Job, component string, data map[string]string) error {
 	obj := job.Object
 	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: ConfigMapName(obj.GetName())}
 	cm := &corev1.ConfigMap{}
 	err := env.Cache.Get(ctx, key, cm)
 	switch {
 	case apierrors.IsNotFound(err):
+		if err := ensureSecret(ctx, env, job, component); err != nil {
+			return err
+		}
 		cm = &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: jobs.Labels(component, obj.GetName())},
 			Data:       data,
