@@ -13,9 +13,9 @@ import (
 	"github.com/accelstack/accelstack/pkg/jobs/mpijob"
 )
 
-// mpiContainer is the main container of both controllers' MPI pods, the
-// training operator's default main container name.
-const mpiContainer = "mpi"
+// kubeflowMPIContainer is the training operator's main container name of
+// MPI pods (its default for mainContainer).
+const kubeflowMPIContainer = "mpi"
 
 // mpiWorkload is MPI jobs of n workers and a launcher: accelstack's
 // MPIJob, the training operator's kubeflow.org/v1 MPIJob.
@@ -28,15 +28,15 @@ func mpiWorkload(n int) workload {
 			return &batchv1beta1.MPIJob{
 				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 				Spec: batchv1beta1.MPIJobSpec{ReplicaSpecs: []batchv1beta1.MPIReplicaSpec{
-					{Type: batchv1beta1.MPILauncher, Template: ptr.To(mpiLauncherTemplate(n))},
-					{Type: batchv1beta1.MPIWorker, Replicas: ptr.To(int32(n)), Template: ptr.To(mpiWorkerTemplate())},
+					{Type: batchv1beta1.MPILauncher, Template: ptr.To(mpiLauncherTemplate(mpijob.Launcher, n))},
+					{Type: batchv1beta1.MPIWorker, Replicas: ptr.To(int32(n)), Template: ptr.To(mpiWorkerTemplate(mpijob.Worker))},
 				}},
 			}
 		},
 		theirs: func(namespace, name string) client.Object {
 			return kubeflowJob("MPIJob", namespace, name, "mpiReplicaSpecs", map[string]any{
-				"Launcher": kubeflowReplica(1, "Never", mpiLauncherTemplate(n)),
-				"Worker":   kubeflowReplica(int64(n), "Never", mpiWorkerTemplate()),
+				"Launcher": kubeflowReplica(1, "Never", mpiLauncherTemplate(kubeflowMPIContainer, n)),
+				"Worker":   kubeflowReplica(int64(n), "Never", mpiWorkerTemplate(kubeflowMPIContainer)),
 			})
 		},
 	}
@@ -46,24 +46,25 @@ func mpiWorkload(n int) workload {
 // the kubelet).
 const mpiImage = "docker.io/mpioperator/mpi-pi:openmpi"
 
-// mpiWorkerTemplate is the pod template of every worker. accelstack runs
-// sshd in it, the training operator a sleep; each in place of the command.
-func mpiWorkerTemplate() corev1.PodTemplateSpec {
+// mpiWorkerTemplate is the pod template of every worker, its container
+// named container. accelstack runs sshd in it, the training operator a
+// sleep; each in place of the command.
+func mpiWorkerTemplate(container string) corev1.PodTemplateSpec {
 	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")}
 	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Name:      mpiContainer,
+		Name:      container,
 		Image:     mpiImage,
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
 	}}}}
 }
 
-// mpiLauncherTemplate is the pod template of the launcher of n workers: pi
-// on 2 slots of each worker. accelstack builds the mpirun command line
-// itself.
-func mpiLauncherTemplate(n int) corev1.PodTemplateSpec {
+// mpiLauncherTemplate is the pod template of the launcher of n workers, its
+// container named container: pi on 2 slots of each worker. accelstack
+// builds the mpirun command line itself.
+func mpiLauncherTemplate(container string, n int) corev1.PodTemplateSpec {
 	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Name:      mpiContainer,
+		Name:      container,
 		Image:     mpiImage,
 		Command:   []string{"mpirun", "-n", strconv.Itoa(2 * n), "/home/mpiuser/pi"},
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},

@@ -152,8 +152,8 @@ func (w *objectWatch) waitFor(ctx context.Context, proc *harness.Process, timeou
 				return fmt.Errorf("the controller exited while waiting for %s:\n%s", what, proc.Log())
 			}
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s (%d pods, %d Services seen): %w",
-				what, w.count(podKind), w.count(serviceKind), ctx.Err())
+			return fmt.Errorf("waiting for %s (%d pods, %d Services seen): %w; the controller's log ends:\n%s",
+				what, w.count(podKind), w.count(serviceKind), ctx.Err(), proc.Log())
 		}
 	}
 }
