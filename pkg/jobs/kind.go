@@ -124,8 +124,8 @@ type Replica struct {
 	// DebugCommand is what the main container runs in debug mode unless
 	// the job's debug setting says otherwise; nil means DefaultDebugCommand.
 	DebugCommand []string
-	// KeepOnCleanUp keeps this type's pods when the job's clean-up policy
-	// deletes the others, as a launcher is kept for its logs.
+	// KeepOnCleanUp keeps this type's ended pods when the job's clean-up
+	// policy deletes the others, as a launcher is kept for its logs.
 	KeepOnCleanUp bool
 }
 

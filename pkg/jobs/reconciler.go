@@ -271,14 +271,15 @@ func (r *Reconciler) afterFinish(ctx context.Context, original client.Object, jo
 			doomed = append(doomed, p) // a deletion decided before the job finished
 			continue
 		}
-		if rep := job.Replica(p.Labels[ReplicaTypeLabel]); rep != nil && rep.KeepOnCleanUp {
+		ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		if rep := job.Replica(p.Labels[ReplicaTypeLabel]); rep != nil && rep.KeepOnCleanUp && ended {
 			continue
 		}
 		switch policy {
 		case batchv1beta1.CleanUpPolicyAll:
 			doomed = append(doomed, p)
 		case batchv1beta1.CleanUpPolicyUnfinished:
-			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			if !ended {
 				doomed = append(doomed, p)
 			}
 		}

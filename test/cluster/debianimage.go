@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +42,36 @@ type DebianImage struct {
 	Omit []string
 	// Env holds the image's KEY=value pairs.
 	Env []string
+	// Files are files the packages' maintainer scripts would have written,
+	// by absolute path, such as /etc/passwd: written after unpacking, 0644.
+	Files map[string]string
+}
+
+// fileInputs returns img.Files as sorted path=content items, for the cache
+// keys.
+func (img DebianImage) fileInputs() []string {
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(img.Files)) {
+		out = append(out, p+"="+img.Files[p])
+	}
+	return out
+}
+
+// writeFiles writes img.Files under root.
+func (img DebianImage) writeFiles(root string) error {
+	for p, content := range img.Files {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("image file %q: not a clean absolute path", p)
+		}
+		dst := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // debianImageFormat versions how a DebianImage becomes an image; changing
@@ -97,7 +129,7 @@ func buildDebianImage(ctx context.Context, cache debianCache, img DebianImage, p
 	if err != nil {
 		return false, err
 	}
-	inputs := packagesKey(nil, append(append(append([]string{debianImageFormat, img.Ref, lists}, img.Env...), img.Packages...), img.Omit...)...)
+	inputs := packagesKey(nil, append(append(append(append([]string{debianImageFormat, img.Ref, lists}, img.Env...), img.Packages...), img.Omit...), img.fileInputs()...)...)
 	have, _ := readPackagesRecord(path + packagesSuffix)
 	_, statErr := os.Stat(path)
 	if statErr == nil && have.inputs == inputs {
@@ -107,7 +139,7 @@ func buildDebianImage(ctx context.Context, cache debianCache, img DebianImage, p
 	if err != nil {
 		return false, fmt.Errorf("resolving the packages of %s: %w", img.Ref, err)
 	}
-	rec := packagesRecord{inputs: inputs, key: packagesKey(pkgs, append([]string{debianImageFormat, img.Ref}, img.Env...)...)}
+	rec := packagesRecord{inputs: inputs, key: packagesKey(pkgs, append(append([]string{debianImageFormat, img.Ref}, img.Env...), img.fileInputs()...)...)}
 	for _, p := range pkgs {
 		rec.packages = append(rec.packages, p.String())
 	}
@@ -129,6 +161,9 @@ func buildDebianImage(ctx context.Context, cache debianCache, img DebianImage, p
 		return false, fmt.Errorf("unpacking the packages of %s: %w", img.Ref, err)
 	}
 	if err := trimRootfs(root); err != nil {
+		return false, err
+	}
+	if err := img.writeFiles(root); err != nil {
 		return false, err
 	}
 	log.Info("Packages unpacked", "elapsed", time.Since(start).Round(time.Second).String())

@@ -16,7 +16,22 @@ var (
 	PyTorchImage = Image("pytorch")
 	// XGBoostImage has python3 with XGBoost 1.7 and NumPy.
 	XGBoostImage = Image("xgboost")
+	// MPIImage has Open MPI, OpenSSH's client and server, and python3 with
+	// mpi4py, for the launcher-and-sshd jobs.
+	MPIImage = Image("mpi")
+	// PDSHImage has python3 with PyTorch 1.13, pdsh and OpenSSH's client and
+	// server: what a DeepSpeedJob's workers need, less DeepSpeed, which
+	// Debian does not package.
+	PDSHImage = Image("pdsh")
 )
+
+// accountFiles are the accounts of images with sshd: root, whose login
+// shell runs the commands that ssh sends, and sshd's privilege separation
+// user, which the package's scripts would have added.
+var accountFiles = map[string]string{
+	"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nsshd:x:100:65534::/run/sshd:/usr/sbin/nologin\n",
+	"/etc/group":  "root:x:0:\nnogroup:x:65534:\n",
+}
 
 // workloadPATH is the PATH of the workload images.
 const workloadPATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -40,6 +55,22 @@ var workloadImages = []DebianImage{
 		Packages: []string{"python3-xgboost=1.7", "python3-numpy"},
 		Omit:     append([]string{"python3-pythran"}, maintainerTools...),
 		Env:      []string{workloadPATH},
+	},
+	{
+		Ref: MPIImage,
+		// The shell and coreutils are Essential, which no package asks
+		// for: sshd's command runs through the shell.
+		Packages: []string{"openmpi-bin", "openssh-server", "openssh-client", "python3-mpi4py", "dash", "coreutils"},
+		Omit:     maintainerTools,
+		Env:      []string{workloadPATH},
+		Files:    accountFiles,
+	},
+	{
+		Ref:      PDSHImage,
+		Packages: []string{"python3-torch=1.13", "python3-numpy", "pdsh", "openssh-server", "openssh-client", "dash", "coreutils"},
+		Omit:     append([]string{"libtorch-test"}, maintainerTools...),
+		Env:      []string{workloadPATH},
+		Files:    accountFiles,
 	},
 }
 

@@ -90,6 +90,10 @@ func jobStatus(obj client.Object) *batchv1beta1.JobStatus {
 		return &o.Status.JobStatus
 	case *batchv1beta1.XGBoostTrainingJob:
 		return &o.Status.JobStatus
+	case *batchv1beta1.MPIJob:
+		return &o.Status
+	case *batchv1beta1.DeepSpeedJob:
+		return &o.Status.JobStatus
 	}
 	panic(fmt.Sprintf("no job status in %T", obj))
 }
@@ -179,23 +183,27 @@ func waitJobPods(t *testing.T, ns, job, what string, done func(map[string]corev1
 // submatches of the last match.
 func waitLogMatch(t *testing.T, ns, pod string, re *regexp.Regexp) []string {
 	t.Helper()
+	all := waitLogMatches(t, ns, pod, re, 1)
+	return all[len(all)-1]
+}
+
+// waitLogMatches waits until the pod's log matches re at least n times and
+// returns the submatches of every match.
+func waitLogMatches(t *testing.T, ns, pod string, re *regexp.Regexp, n int) [][]string {
+	t.Helper()
 	var logs string
-	var m []string
+	var all [][]string
 	err := wait.PollUntilContextCancel(jobContext(t), time.Second, true, func(ctx context.Context) (bool, error) {
 		out, err := clus.Kubectl(ctx, "-n", ns, "logs", pod)
 		if err != nil {
 			return false, nil //nolint:nilerr // the container may not have started
 		}
 		logs = out
-		all := re.FindAllStringSubmatch(logs, -1)
-		if len(all) == 0 {
-			return false, nil
-		}
-		m = all[len(all)-1]
-		return true, nil
+		all = re.FindAllStringSubmatch(logs, -1)
+		return len(all) >= n, nil
 	})
 	if err != nil {
-		t.Fatalf("%s/%s never logged %s: %v; log:\n%s", ns, pod, re, err, logs)
+		t.Fatalf("%s/%s never logged %s %d times: %v; log:\n%s", ns, pod, re, n, err, logs)
 	}
-	return m
+	return all
 }
