@@ -70,8 +70,8 @@ type options struct {
 
 // The measurements -measure names.
 const (
-	measurePyTorch = "pytorch"
-	measureMPIJob  = "mpi"
+	pytorchMeasurement = "pytorch"
+	mpiMeasurement     = "mpi"
 )
 
 // runs reports whether the measurement named m is to run.
@@ -79,7 +79,7 @@ func (o options) runs(m string) bool { return slices.Contains(strings.Split(o.me
 
 func main() {
 	var o options
-	flag.StringVar(&o.measure, "measure", measurePyTorch+","+measureMPIJob, "Measurements to run, comma-separated: "+measurePyTorch+", "+measureMPIJob+".")
+	flag.StringVar(&o.measure, "measure", pytorchMeasurement+","+mpiMeasurement, "Measurements to run, comma-separated: "+pytorchMeasurement+", "+mpiMeasurement+".")
 	flag.IntVar(&o.jobs, "jobs", 500, "PyTorch jobs (of 1 master and 3 workers) created at once.")
 	flag.IntVar(&o.probes, "probes", 10, "PyTorch jobs created one at a time once the others exist, timed until their pods and Services exist.")
 	flag.IntVar(&o.touches, "touches", 100, "Updates of one PyTorch job whose reconciles are timed once the others exist.")
@@ -100,7 +100,7 @@ func main() {
 
 func run(ctx context.Context, o options) error {
 	for _, m := range strings.Split(o.measure, ",") {
-		if m != measurePyTorch && m != measureMPIJob {
+		if m != pytorchMeasurement && m != mpiMeasurement {
 			return fmt.Errorf("-measure: no measurement %q", m)
 		}
 	}
@@ -111,23 +111,23 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	if o.runs(measurePyTorch) {
+	if o.runs(pytorchMeasurement) {
 		results, err := measureAll(ctx, to, pytorchWorkload, o.jobs, func(ctx context.Context, c controller) (pytorchResult, error) {
-			return measure(ctx, c, o)
+			return measurePyTorch(ctx, c, o)
 		})
 		if err != nil {
 			return err
 		}
 		report(os.Stdout, o, results)
 	}
-	if o.runs(measureMPIJob) {
+	if o.runs(mpiMeasurement) {
 		results, err := measureAll(ctx, to, mpiWorkload(o.mpiWorkers), o.mpiJobs, func(ctx context.Context, c controller) (mpiResult, error) {
 			return measureMPI(ctx, c, o)
 		})
 		if err != nil {
 			return err
 		}
-		if o.runs(measurePyTorch) {
+		if o.runs(pytorchMeasurement) {
 			fmt.Fprintln(os.Stdout)
 		}
 		reportMPI(os.Stdout, o, results)

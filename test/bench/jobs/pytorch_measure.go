@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// result is what the bench measured of one controller's PyTorch jobs.
+// pytorchResult is what the bench measured of one controller's PyTorch jobs.
 type pytorchResult struct {
 	controllerRun
 	// created is how long creating the jobs took the bench; exist, until
@@ -32,9 +32,9 @@ func (r pytorchResult) summary() string {
 	return fmt.Sprintf("all exist after %s (%s CPU), peak RSS %.1f MiB", seconds(r.exist), seconds(r.cpuDone), mib(r.peakRSS))
 }
 
-// measure starts a control plane and c, gives c o.jobs PyTorch jobs and
-// measures it.
-func measure(ctx context.Context, c controller, o options) (pytorchResult, error) {
+// measurePyTorch starts a control plane and c, gives c o.jobs PyTorch jobs
+// and measures it.
+func measurePyTorch(ctx context.Context, c controller, o options) (pytorchResult, error) {
 	res := pytorchResult{controllerRun: controllerRun{name: c.name()}}
 	err := withSession(ctx, c, func(ctx context.Context, s *session) error {
 		res.workers = s.workers
