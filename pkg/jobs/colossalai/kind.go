@@ -34,22 +34,7 @@ func (Kind) NewObject() client.Object { return &batchv1beta1.ColossalAIJob{} }
 func (Kind) View(obj client.Object) *jobs.Job {
 	cj := obj.(*batchv1beta1.ColossalAIJob)
 	s := settingsOf(cj)
-	job := &jobs.Job{Object: cj, RunMode: cj.Spec.RunMode, Scheduler: cj.Spec.Scheduler, Status: &cj.Status, MinMember: s.workers}
-	if cj.Spec.RunPolicy.CleanUpWorkers {
-		job.CleanUpPolicy = batchv1beta1.CleanUpPolicyAll
-	}
-	job.Replicas = []jobs.Replica{
-		{
-			Type: Launcher, Replicas: 1, Restart: never, Template: s.launcherTemplate, MainContainer: s.launcherMain,
-			Unranked: true, AfterReady: []string{Worker}, KeepOnCleanUp: true,
-		},
-		{
-			Type: Worker, Replicas: s.workers, Restart: never, Template: s.workerTemplate, MainContainer: Worker,
-			Service: true, Ports: []corev1.ServicePort{{Name: "ssh", Port: sshjob.SSHPort}, {Name: "torchrun", Port: MasterPort}},
-			RoleMin: s.workers, DebugCommand: sshjob.SSHDCommand(s.sshdPath, s.authDir),
-		},
-	}
-	return job
+	return s.Job(cj, cj.Spec.RunMode, cj.Spec.Scheduler, &cj.Status, cj.Spec.RunPolicy.CleanUpWorkers)
 }
 
 // Outcome lets the launcher decide: the job succeeds when colossalai run
@@ -67,12 +52,11 @@ func (Kind) Decorate(pod *corev1.Pod, r *jobs.Replica, _ int32, job *jobs.Job) [
 	if c == nil {
 		return nil
 	}
-	sshjob.MountAuth(pod, c, cj.Name, s.authDir)
 	if r.Type == Worker {
-		c.Command, c.Args = sshjob.SSHDCommand(s.sshdPath, s.authDir), nil
-		sshjob.ReadinessProbe(c)
+		sshjob.ServeSSH(pod, c, cj.Name, s.SSHDPath, s.AuthDir)
 		return nil
 	}
+	sshjob.MountAuth(pod, c, cj.Name, s.AuthDir)
 	if l := s.launcher; l != nil {
 		if l.Image != "" {
 			c.Image = l.Image
@@ -104,6 +88,6 @@ func (k Kind) ReconcileDependents(ctx context.Context, env *jobs.Env, job *jobs.
 	s := settingsOf(cj)
 	return sshjob.Ensure(ctx, env, job, k.Component(), map[string]string{
 		sshjob.HostfileKey:  s.hostfile(cj.Name),
-		sshjob.SSHConfigKey: sshjob.ClientConfig(s.authDir),
+		sshjob.SSHConfigKey: sshjob.ClientConfig(s.AuthDir),
 	})
 }

@@ -14,8 +14,8 @@ import (
 
 // The replica types, container names and paths of a ColossalAIJob.
 const (
-	Launcher = string(batchv1beta1.ColossalAILauncher)
-	Worker   = string(batchv1beta1.ColossalAIWorker)
+	Launcher = sshjob.Launcher
+	Worker   = sshjob.Worker
 	// ConfigDir is where the launcher finds the hostfile.
 	ConfigDir = "/etc/colossalai"
 	// MasterPort is torchrun's rendezvous port on worker 0.
@@ -24,10 +24,7 @@ const (
 
 // settings is a ColossalAIJob in either layout, defaults applied.
 type settings struct {
-	workers          int32
-	workerTemplate   *corev1.PodTemplateSpec
-	launcherTemplate *corev1.PodTemplateSpec
-	launcherMain     string
+	sshjob.Layout
 	// launcher is the launcher layout's launcher, applied to the worker
 	// template; nil otherwise.
 	launcher  *batchv1beta1.ColossalAILauncherSpec
@@ -35,27 +32,24 @@ type settings struct {
 	procs     int32
 	script    []string
 	extraArgs []string
-	authDir   string
-	sshdPath  string
 }
 
 // settingsOf maps cj onto settings.
 func settingsOf(cj *batchv1beta1.ColossalAIJob) *settings {
-	s := &settings{authDir: sshjob.DefaultAuthMountPath, sshdPath: sshjob.DefaultSSHDPath, procs: 1,
-		workerTemplate: &corev1.PodTemplateSpec{}}
+	s := &settings{procs: 1, Layout: sshjob.Layout{
+		WorkerTemplate: &corev1.PodTemplateSpec{}, WorkerContainer: Worker,
+		WorkerRestart: never, LauncherRestart: never,
+		Ports: []corev1.ServicePort{{Name: "torchrun", Port: MasterPort}},
+	}}
+	s.SetSSH("", "")
 	if ssh := cj.Spec.SSH; ssh != nil {
-		if ssh.AuthMountPath != "" {
-			s.authDir = ssh.AuthMountPath
-		}
-		if ssh.SSHDPath != "" {
-			s.sshdPath = ssh.SSHDPath
-		}
+		s.SetSSH(ssh.AuthMountPath, ssh.SSHDPath)
 	}
 	if w := cj.Spec.Worker; w != nil {
-		s.workers, s.workerTemplate = jobs.ReplicaCount(w.Replicas), &w.Template
+		s.Workers, s.WorkerTemplate = jobs.ReplicaCount(w.Replicas), &w.Template
 		s.procs = ptr.Deref(w.ProcPerWorker, 1)
 		s.script, s.extraArgs = w.Command, w.TorchArgs
-		s.launcherTemplate, s.launcherMain, s.derived = &w.Template, Worker, true
+		s.LauncherTemplate, s.LauncherContainer, s.derived = &w.Template, Worker, true
 		s.launcher = cj.Spec.Launcher
 		return s
 	}
@@ -64,17 +58,17 @@ func settingsOf(cj *batchv1beta1.ColossalAIJob) *settings {
 		rs := &cj.Spec.ReplicaSpecs[i]
 		switch rs.Type {
 		case batchv1beta1.ColossalAIWorker:
-			s.workers = jobs.ReplicaCount(rs.Replicas)
+			s.Workers = jobs.ReplicaCount(rs.Replicas)
 			if rs.Template != nil {
-				s.workerTemplate = rs.Template
+				s.WorkerTemplate = rs.Template
 			}
 		case batchv1beta1.ColossalAILauncher:
 			launcher = rs
 		}
 	}
-	s.launcherTemplate, s.launcherMain, s.derived = s.workerTemplate, Worker, true
+	s.LauncherTemplate, s.LauncherContainer, s.derived = s.WorkerTemplate, Worker, true
 	if launcher != nil && launcher.Template != nil && len(launcher.Template.Spec.Containers) > 0 {
-		s.launcherTemplate, s.launcherMain, s.derived = launcher.Template, Launcher, false
+		s.LauncherTemplate, s.LauncherContainer, s.derived = launcher.Template, Launcher, false
 	}
 	if tc := cj.Spec.TorchConfig; tc != nil {
 		s.procs = ptr.Deref(tc.ProcPerWorker, 1)
@@ -101,7 +95,7 @@ func (s *settings) command(job string) []string {
 // it.
 func (s *settings) hostfile(job string) string {
 	var b strings.Builder
-	for i := int32(0); i < s.workers; i++ {
+	for i := int32(0); i < s.Workers; i++ {
 		b.WriteString(jobs.PodName(job, Worker, i) + "\n")
 	}
 	return b.String()

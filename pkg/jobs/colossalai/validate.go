@@ -58,5 +58,5 @@ func (Kind) Validate(obj, old client.Object) field.ErrorList {
 // scheduler.
 func shape(cj *batchv1beta1.ColossalAIJob) jobs.Shape {
 	return jobs.Shape{Name: cj.Name, RunMode: cj.Spec.RunMode, Scheduler: cj.Spec.Scheduler,
-		Types: []string{Launcher, Worker}, MaxReplicas: []int32{1, settingsOf(cj).workers}}
+		Types: []string{Launcher, Worker}, MaxReplicas: []int32{1, settingsOf(cj).Workers}}
 }

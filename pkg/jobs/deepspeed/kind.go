@@ -90,22 +90,21 @@ func (Kind) Decorate(pod *corev1.Pod, r *jobs.Replica, rank int32, job *jobs.Job
 		return nil
 	}
 	auth := sshjob.DefaultAuthMountPath
-	sshjob.MountAuth(pod, c, dj.Name, auth)
 	keys := []string{sshjob.HostfileKey}
 	if !dj.Spec.DisableCustomEnv {
 		keys = append(keys, EnvFileKey)
 		jobs.SetEnv(c, "DS_ENV_FILE", ConfigDir+"/"+EnvFileKey)
 	}
 	sshjob.MountConfig(pod, c, dj.Name, ConfigDir, keys...)
-	sshjob.ReadinessProbe(c)
 	jobs.SetEnv(c, "PDSH_RCMD_TYPE", "ssh")
 	jobs.SetEnv(c, "PDSH_SSH_ARGS_APPEND", "-F "+sshjob.ClientConfigPath(auth))
 	jobs.SetEnv(c, "WORLD_SIZE", strconv.Itoa(int(r.Replicas*slots(dj))))
 	if rank != 0 {
-		c.Command, c.Args = sshjob.SSHDCommand(sshjob.DefaultSSHDPath, auth), nil
+		sshjob.ServeSSH(pod, c, dj.Name, sshjob.DefaultSSHDPath, auth)
 		return nil
 	}
-	c.Command, c.Args = launchCommand(dj, auth), nil
+	sshjob.ServeSSH(pod, c, dj.Name, sshjob.DefaultSSHDPath, auth)
+	c.Command = launchCommand(dj, auth) // sshd in the background, then the launcher
 	return nil
 }
 

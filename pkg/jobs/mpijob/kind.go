@@ -13,8 +13,8 @@ import (
 
 // The replica types, container names and paths of an MPIJob.
 const (
-	Launcher = string(batchv1beta1.MPILauncher)
-	Worker   = string(batchv1beta1.MPIWorker)
+	Launcher = sshjob.Launcher
+	Worker   = sshjob.Worker
 	// SeedContainer is the main container of the worker layout.
 	SeedContainer = "mpi-worker"
 	// ConfigDir is where the launcher finds the hostfile.
@@ -42,39 +42,7 @@ func (Kind) NewObject() client.Object { return &batchv1beta1.MPIJob{} }
 func (Kind) View(obj client.Object) *jobs.Job {
 	mj := obj.(*batchv1beta1.MPIJob)
 	s := settingsOf(mj)
-	job := &jobs.Job{
-		Object:    mj,
-		RunMode:   mj.Spec.RunMode,
-		Scheduler: mj.Spec.Scheduler,
-		Status:    &mj.Status,
-	}
-	if mj.Spec.RunPolicy.CleanUpWorkers {
-		job.CleanUpPolicy = batchv1beta1.CleanUpPolicyAll
-	}
-	workers := jobs.Replica{
-		Type:          Worker,
-		Replicas:      s.workers,
-		Restart:       s.workerRestart,
-		Template:      s.workerTemplate,
-		MainContainer: s.workerContainer,
-		Service:       true,
-		Ports:         []corev1.ServicePort{{Name: "ssh", Port: sshjob.SSHPort}},
-		RoleMin:       s.workers,
-		DebugCommand:  sshjob.SSHDCommand(s.sshdPath, s.authDir),
-	}
-	launcher := jobs.Replica{
-		Type:          Launcher,
-		Replicas:      1,
-		Restart:       s.launcherRestart,
-		Template:      s.launcherTemplate,
-		MainContainer: s.launcherContainer,
-		Unranked:      true,
-		AfterReady:    []string{Worker},
-		KeepOnCleanUp: true,
-	}
-	job.Replicas = []jobs.Replica{launcher, workers}
-	job.MinMember = s.workers
-	return job
+	return s.Job(mj, mj.Spec.RunMode, mj.Spec.Scheduler, &mj.Status, mj.Spec.RunPolicy.CleanUpWorkers)
 }
 
 // Outcome lets the launcher decide: the job succeeds when mpirun exits 0,
@@ -92,19 +60,18 @@ func (Kind) Decorate(pod *corev1.Pod, r *jobs.Replica, _ int32, job *jobs.Job) [
 	if c == nil {
 		return nil
 	}
-	sshjob.MountAuth(pod, c, mj.Name, s.authDir)
 	if r.Type == Worker {
-		c.Command, c.Args = sshjob.SSHDCommand(s.sshdPath, s.authDir), nil
-		sshjob.ReadinessProbe(c)
+		sshjob.ServeSSH(pod, c, mj.Name, s.SSHDPath, s.AuthDir)
 		jobs.SetEnv(c, "K_MPI_JOB_ROLE", Worker)
 		return nil
 	}
+	sshjob.MountAuth(pod, c, mj.Name, s.AuthDir)
 	if s.derivedLauncher {
 		jobs.DropAccelerators(pod)
 	}
 	c.Command, c.Args = s.mpirun(), nil
 	sshjob.MountConfig(pod, c, mj.Name, ConfigDir, sshjob.HostfileKey)
-	rsh := "-F " + sshjob.ClientConfigPath(s.authDir)
+	rsh := "-F " + sshjob.ClientConfigPath(s.AuthDir)
 	jobs.SetEnv(c, "K_MPI_JOB_ROLE", Launcher)
 	jobs.SetEnv(c, "OMPI_MCA_plm_rsh_args", rsh)
 	jobs.SetEnv(c, "OMPI_MCA_orte_default_hostfile", ConfigDir+"/"+sshjob.HostfileKey)
@@ -119,13 +86,13 @@ func (Kind) Owns() []client.Object { return sshjob.Owns() }
 func (k Kind) ReconcileDependents(ctx context.Context, env *jobs.Env, job *jobs.Job) error {
 	mj := job.Object.(*batchv1beta1.MPIJob)
 	s := settingsOf(mj)
-	hosts := make([]sshjob.Host, 0, s.workers)
+	hosts := make([]sshjob.Host, 0, s.Workers)
 	w := job.Replica(Worker)
-	for i := int32(0); i < s.workers; i++ {
+	for i := int32(0); i < s.Workers; i++ {
 		hosts = append(hosts, sshjob.Host{Name: w.PodName(mj.Name, i), Slots: s.slots})
 	}
 	return sshjob.Ensure(ctx, env, job, k.Component(), map[string]string{
 		sshjob.HostfileKey:  sshjob.Hostfile(hosts),
-		sshjob.SSHConfigKey: sshjob.ClientConfig(s.authDir),
+		sshjob.SSHConfigKey: sshjob.ClientConfig(s.AuthDir),
 	})
 }

@@ -14,18 +14,13 @@ import (
 
 // settings is an MPIJob in either layout, defaults applied.
 type settings struct {
-	workers                            int32
-	workerTemplate, launcherTemplate   *corev1.PodTemplateSpec
-	workerContainer, launcherContainer string
-	workerRestart, launcherRestart     jobs.Restart
+	sshjob.Layout
 	// derivedLauncher is set when the launcher's template is the workers'.
 	derivedLauncher bool
 	home            string
 	mca             map[string]string
 	extraArgs       []string
 	script          []string
-	authDir         string
-	sshdPath        string
 	slots           int32
 }
 
@@ -35,51 +30,47 @@ var never = jobs.Restart{Policy: batchv1beta1.ReplicaRestartNever}
 
 // settingsOf maps mj onto settings.
 func settingsOf(mj *batchv1beta1.MPIJob) *settings {
-	s := &settings{authDir: sshjob.DefaultAuthMountPath, sshdPath: sshjob.DefaultSSHDPath}
+	s := &settings{}
+	s.SetSSH("", "")
 	if ssh := mj.Spec.SSH; ssh != nil {
-		if ssh.SSHAuthMountPath != "" {
-			s.authDir = ssh.SSHAuthMountPath
-		}
-		if ssh.SSHDPath != "" {
-			s.sshdPath = ssh.SSHDPath
-		}
+		s.SetSSH(ssh.SSHAuthMountPath, ssh.SSHDPath)
 	}
 	if w := mj.Spec.Worker; w != nil {
-		s.workers = jobs.ReplicaCount(w.Replicas)
-		s.workerTemplate, s.workerContainer = &w.Template, SeedContainer
-		s.launcherTemplate, s.launcherContainer = &w.Template, SeedContainer
-		s.workerRestart, s.launcherRestart = never, never
+		s.Workers = jobs.ReplicaCount(w.Replicas)
+		s.WorkerTemplate, s.WorkerContainer = &w.Template, SeedContainer
+		s.LauncherTemplate, s.LauncherContainer = &w.Template, SeedContainer
+		s.WorkerRestart, s.LauncherRestart = never, never
 		s.derivedLauncher = true
 		s.home, s.mca, s.extraArgs, s.script = mj.Spec.MPIHome, mj.Spec.MCA, w.ExtraMPIArgs, w.Cmd
 	} else {
-		s.workerTemplate, s.workerContainer = &corev1.PodTemplateSpec{}, Worker
-		s.workerRestart, s.launcherRestart = never, never
+		s.WorkerTemplate, s.WorkerContainer = &corev1.PodTemplateSpec{}, Worker
+		s.WorkerRestart, s.LauncherRestart = never, never
 		var launcher *batchv1beta1.MPIReplicaSpec
 		for i := range mj.Spec.ReplicaSpecs {
 			rs := &mj.Spec.ReplicaSpecs[i]
 			switch rs.Type {
 			case batchv1beta1.MPIWorker:
-				s.workers = jobs.ReplicaCount(rs.Replicas)
-				s.workerRestart = jobs.RestartOf(rs.RestartPolicy)
+				s.Workers = jobs.ReplicaCount(rs.Replicas)
+				s.WorkerRestart = jobs.RestartOf(rs.RestartPolicy)
 				if rs.Template != nil {
-					s.workerTemplate = rs.Template
+					s.WorkerTemplate = rs.Template
 				}
 			case batchv1beta1.MPILauncher:
 				launcher = rs
 			}
 		}
-		s.launcherTemplate, s.launcherContainer, s.derivedLauncher = s.workerTemplate, Worker, true
+		s.LauncherTemplate, s.LauncherContainer, s.derivedLauncher = s.WorkerTemplate, Worker, true
 		if launcher != nil {
-			s.launcherRestart = jobs.RestartOf(launcher.RestartPolicy)
+			s.LauncherRestart = jobs.RestartOf(launcher.RestartPolicy)
 			if t := launcher.Template; t != nil && len(t.Spec.Containers) > 0 {
-				s.launcherTemplate, s.launcherContainer, s.derivedLauncher = t, Launcher, false
+				s.LauncherTemplate, s.LauncherContainer, s.derivedLauncher = t, Launcher, false
 			}
 		}
 		if c := mj.Spec.MPIConfig; c != nil {
 			s.home, s.mca, s.extraArgs, s.script = c.Home, c.MCA, c.ExtraArgs, c.Script
 		}
 	}
-	s.slots = max(slotsOf(jobs.MainContainer(&s.workerTemplate.Spec, s.workerContainer)), perNode(s.extraArgs))
+	s.slots = max(slotsOf(jobs.MainContainer(&s.WorkerTemplate.Spec, s.WorkerContainer)), perNode(s.extraArgs))
 	return s
 }
 

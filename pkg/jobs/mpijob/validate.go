@@ -99,6 +99,6 @@ func shape(mj *batchv1beta1.MPIJob) jobs.Shape {
 	s := settingsOf(mj)
 	return jobs.Shape{
 		Name: mj.Name, RunMode: mj.Spec.RunMode, Scheduler: mj.Spec.Scheduler,
-		Types: []string{Launcher, Worker}, MaxReplicas: []int32{1, s.workers},
+		Types: []string{Launcher, Worker}, MaxReplicas: []int32{1, s.Workers},
 	}
 }
