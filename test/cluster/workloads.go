@@ -19,9 +19,9 @@ var (
 	// MPIImage has Open MPI, OpenSSH's client and server, and python3 with
 	// mpi4py, for the launcher-and-sshd jobs.
 	MPIImage = Image("mpi")
-	// PDSHImage has python3 with PyTorch 1.13, pdsh and OpenSSH's client and
-	// server: what a DeepSpeedJob's workers need, less DeepSpeed, which
-	// Debian does not package.
+	// PDSHImage has python3 with PyTorch 1.13, pdsh (whose command is a
+	// bash script) and OpenSSH's client and server: what a DeepSpeedJob's
+	// workers need, less DeepSpeed, which Debian does not package.
 	PDSHImage = Image("pdsh")
 )
 
@@ -67,7 +67,7 @@ var workloadImages = []DebianImage{
 	},
 	{
 		Ref:      PDSHImage,
-		Packages: []string{"python3-torch=1.13", "python3-numpy", "pdsh", "openssh-server", "openssh-client", "dash", "coreutils"},
+		Packages: []string{"python3-torch=1.13", "python3-numpy", "pdsh", "openssh-server", "openssh-client", "dash", "bash", "coreutils"},
 		Omit:     append([]string{"libtorch-test"}, maintainerTools...),
 		Env:      []string{workloadPATH},
 		Files:    accountFiles,
