@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -132,8 +134,27 @@ func (p *Process) WaitReady(timeout time.Duration, probe func(ctx context.Contex
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// Ports FreePort picks from: below Linux's default ephemeral range
+// (32768-60999), from which the kernel gives the local ports of outgoing
+// connections. A port the kernel handed out for FreePort's own probe
+// would be free again at once, and the next outgoing connection could take
+// it before the test's server binds it.
+const (
+	freePortLow  = 20000
+	freePortHigh = 32000
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
+// outside the range of the local ports of outgoing connections.
 func FreePort() (int, error) {
+	for range 100 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
