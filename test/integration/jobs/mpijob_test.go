@@ -2,12 +2,14 @@ package jobs
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -176,6 +178,38 @@ func testMPIJobSeedLayout(t *testing.T, e *env) {
 		t.Errorf("Completed %+v", c)
 	}
 	e.waitPods(ctx, t, ns, "mpi", "mpi-launcher")
+	e.checkKeyNotLeaked(t, ns, job)
+}
+
+// checkKeyNotLeaked checks that the job's private key appears in none of
+// the namespace's events and not in the job's status.
+func (e *env) checkKeyNotLeaked(t *testing.T, ns string, job client.Object) {
+	t.Helper()
+	ctx := testContext(t)
+	s := &corev1.Secret{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: job.GetName() + "-ssh"}, s); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(string(s.Data["ssh-privatekey"]))
+	body := strings.Split(key, "\n")[1] // a line of the key itself
+	var events eventsv1.EventList
+	if err := e.c.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	e.get(ctx, t, job)
+	status, err := json.Marshal(statusOf(job))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{string(status)}
+	for _, ev := range events.Items {
+		texts = append(texts, ev.Note)
+	}
+	for _, text := range texts {
+		if strings.Contains(text, body) || strings.Contains(text, "PRIVATE KEY") {
+			t.Errorf("the private key shows in %q", text)
+		}
+	}
 }
 
 // testMPIJobReplicaSpecs: the newer layout. An empty launcher template is
