@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,8 +55,8 @@ func (e *env) checkSSHObjects(t *testing.T, ns, job, hostfile, authDir string) {
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: job + "-ssh"}, s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Type != corev1.SecretTypeSSHAuth || metav1ControllerName(s) != job {
-		t.Errorf("secret type %s owner %q", s.Type, metav1ControllerName(s))
+	if owner := metav1.GetControllerOf(s); s.Type != corev1.SecretTypeSSHAuth || owner == nil || owner.Name != job {
+		t.Errorf("secret type %s owner %+v", s.Type, owner)
 	}
 	signer, err := ssh.ParsePrivateKey(s.Data["ssh-privatekey"])
 	if err != nil {
@@ -83,15 +84,6 @@ func (e *env) checkSSHObjects(t *testing.T, ns, job, hostfile, authDir string) {
 			t.Errorf("ConfigMap key %s holds a private key", k)
 		}
 	}
-}
-
-func metav1ControllerName(o client.Object) string {
-	for _, r := range o.GetOwnerReferences() {
-		if r.Controller != nil && *r.Controller {
-			return r.Name
-		}
-	}
-	return ""
 }
 
 // mountOf returns the mount path of volume name in c.
