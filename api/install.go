@@ -9,6 +9,7 @@ import (
 	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
 	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 )
@@ -18,6 +19,7 @@ func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		tensorstackv1beta1.AddToScheme,
 		tensorstackv1beta2.AddToScheme,
+		triggersv1beta1.AddToScheme,
 		batchv1beta1.AddToScheme,
 		schedulerv1beta1.AddToScheme,
 		mindxdlv1.AddToScheme,
