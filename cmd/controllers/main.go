@@ -17,8 +17,10 @@ import (
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/pkg/shim"
+	"github.com/accelstack/accelstack/pkg/workflow"
 )
 
 func main() {
@@ -42,6 +44,9 @@ func main() {
 		opts.CephFSConfigMapNamespaces = splitList(v)
 		return nil
 	})
+	fs.StringVar(&opts.WorkflowToolsImage, "workflow-tools-image", workflow.DefaultToolsImage, "Image of the step sequencer of SeqPod workflow runs.")
+	fs.StringVar(&opts.EventsImage, "workflow-events-image", eventlistener.DefaultImage, "Image of the EventListener and WorkflowTrigger servers.")
+	fs.StringVar(&opts.EventListenerHost, "event-listener-host", "", "External host an ingress serves EventListeners at (https://<host>/t9k/workflow/triggers/<namespace>/<name>); empty leaves status.address.url empty.")
 	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
 
 	cli.Main(fs, func(ctx context.Context) error {

@@ -25,6 +25,7 @@ import (
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
+	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/beamjob"
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
@@ -32,6 +33,8 @@ import (
 	"github.com/accelstack/accelstack/pkg/queues"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/shim"
+	"github.com/accelstack/accelstack/pkg/workflow"
+	"github.com/accelstack/accelstack/pkg/workflow/cron"
 )
 
 // Options configures the manager.
@@ -64,6 +67,11 @@ type Options struct {
 	CephFSDrivers, CephFSConfigMapNamespaces []string
 	// DataCubeExecutorImage is the image of DataCube transfer pods.
 	DataCubeExecutorImage string
+	// WorkflowToolsImage holds the step sequencer of SeqPod workflow runs.
+	WorkflowToolsImage string
+	// EventsImage runs the EventListener and WorkflowTrigger servers;
+	// EventListenerHost is the external host listeners are served at.
+	EventsImage, EventListenerHost string
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 	// Logger is the manager's and controllers' logger; zero means ctrl.Log.
@@ -179,6 +187,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := queues.Setup(mgr, kinds.All()); err != nil {
 		return nil, fmt.Errorf("setting up the queue controllers: %w", err)
+	}
+	if err := workflow.Setup(mgr, workflow.Options{ToolsImage: opts.WorkflowToolsImage}); err != nil {
+		return nil, fmt.Errorf("setting up the WorkflowRun controller: %w", err)
+	}
+	if err := cron.Setup(mgr, cron.Options{}); err != nil {
+		return nil, fmt.Errorf("setting up the CronWorkflowRun controller: %w", err)
+	}
+	if err := eventlistener.Setup(mgr, eventlistener.Options{Image: opts.EventsImage, ExternalHost: opts.EventListenerHost}); err != nil {
+		return nil, fmt.Errorf("setting up the EventListener controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)
