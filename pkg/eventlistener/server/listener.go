@@ -1,0 +1,259 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/protocol"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"github.com/google/uuid"
+	"golang.org/x/time/rate"
+	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
+)
+
+// Defaults of ListenerConfig.
+const (
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultRate         = 50
+	DefaultBurst        = 100
+	DefaultSendTimeout  = 5 * time.Second
+	DefaultRetries      = 2
+	DefaultMaxInFlight  = 256
+)
+
+// ListenerConfig configures a Listener.
+type ListenerConfig struct {
+	// Namespace and Name are the EventListener's; they make the events'
+	// source.
+	Namespace, Name string
+	// Subscribers are the URLs every event is delivered to.
+	Subscribers []string
+	// MaxBodyBytes bounds a request's body; a larger one gets 413.
+	MaxBodyBytes int64
+	// Rate and Burst make the token bucket of requests: Rate a second, at
+	// most Burst at once; a request beyond gets 429.
+	Rate  float64
+	Burst int
+	// SendTimeout bounds one delivery attempt; Retries is how many more
+	// attempts a delivery gets, with exponential backoff, after a network
+	// error or a 404, 429, 502, 503 or 504.
+	SendTimeout time.Duration
+	Retries     int
+	// MaxInFlight bounds the events being delivered; a request beyond
+	// gets 503.
+	MaxInFlight int
+}
+
+// DefaultListenerConfig returns a config with the defaults and no
+// listener.
+func DefaultListenerConfig() ListenerConfig {
+	return ListenerConfig{
+		MaxBodyBytes: DefaultMaxBodyBytes,
+		Rate:         DefaultRate,
+		Burst:        DefaultBurst,
+		SendTimeout:  DefaultSendTimeout,
+		Retries:      DefaultRetries,
+		MaxInFlight:  DefaultMaxInFlight,
+	}
+}
+
+// Validate returns an error naming the first field out of range.
+func (c ListenerConfig) Validate() error {
+	switch {
+	case c.Namespace == "" || c.Name == "":
+		return errors.New("the listener's namespace and name are required")
+	case c.MaxBodyBytes < 1:
+		return fmt.Errorf("the body limit %d is not positive", c.MaxBodyBytes)
+	case c.Rate <= 0 || c.Burst < 1:
+		return fmt.Errorf("the rate %g/s, burst %d, lets no request through", c.Rate, c.Burst)
+	case c.SendTimeout <= 0:
+		return fmt.Errorf("the send timeout %s is not positive", c.SendTimeout)
+	case c.Retries < 0:
+		return fmt.Errorf("the retries %d are negative", c.Retries)
+	case c.MaxInFlight < 1:
+		return fmt.Errorf("the in-flight limit %d is not positive", c.MaxInFlight)
+	}
+	for _, s := range c.Subscribers {
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+			return fmt.Errorf("the subscriber %q is not an http(s) URL", s)
+		}
+	}
+	return nil
+}
+
+// Sender delivers an event to the target in ctx; the CloudEvents HTTP
+// client is one.
+type Sender interface {
+	Send(ctx context.Context, e event.Event) protocol.Result
+}
+
+// Listener is the http.Handler of an EventListener. Close waits for the
+// deliveries under way.
+type Listener struct {
+	cfg      ListenerConfig
+	sender   Sender
+	limiter  *rate.Limiter
+	inFlight chan struct{}
+	wg       sync.WaitGroup
+	// ctx ends the deliveries under way; cancel ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var _ http.Handler = (*Listener)(nil)
+
+// NewListener returns the listener of cfg delivering with sender.
+func NewListener(cfg ListenerConfig, sender Sender) (*Listener, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Listener{
+		cfg:      cfg,
+		sender:   sender,
+		limiter:  rate.NewLimiter(rate.Limit(cfg.Rate), cfg.Burst),
+		inFlight: make(chan struct{}, cfg.MaxInFlight),
+		ctx:      ctx,
+		cancel:   cancel,
+	}, nil
+}
+
+// NewSender returns a CloudEvents HTTP client whose attempts time out
+// after timeout.
+func NewSender(timeout time.Duration) (Sender, error) {
+	c, err := cloudevents.NewClientHTTP(cehttp.WithClient(http.Client{Timeout: timeout}))
+	if err != nil {
+		return nil, fmt.Errorf("creating the CloudEvents client: %w", err)
+	}
+	return c, nil
+}
+
+// ServeHTTP takes a JSON POST: it replies 405 to another method, 429 over
+// the rate, 415 to a body declared as something else than JSON, 413 to a
+// body over the limit, 400 to one that is not JSON, 503 when too many
+// events are being delivered, and otherwise "success", delivering the
+// event in the background.
+func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	log := klog.FromContext(r.Context())
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "only POST is allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !l.limiter.Allow() {
+		log.V(2).Info("Refusing a request over the rate limit")
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many requests", http.StatusTooManyRequests)
+		return
+	}
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		http.Error(w, "the body must be JSON (Content-Type: application/json)", http.StatusUnsupportedMediaType)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, l.cfg.MaxBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			http.Error(w, fmt.Sprintf("the body is over %d bytes", l.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "reading the body failed", http.StatusBadRequest)
+		return
+	}
+	doc, err := filter.Document(r.Header, body)
+	if err != nil {
+		http.Error(w, "the body is not JSON", http.StatusBadRequest)
+		return
+	}
+	select {
+	case l.inFlight <- struct{}{}:
+	default:
+		log.Info("Refusing a request: too many events being delivered", "limit", l.cfg.MaxInFlight)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many events being delivered", http.StatusServiceUnavailable)
+		return
+	}
+	e := l.event(doc)
+	log.V(2).Info("Accepted an event", "eventID", e.ID(), "subscribers", len(l.cfg.Subscribers))
+	l.wg.Add(1)
+	go func() {
+		defer func() { <-l.inFlight; l.wg.Done() }()
+		l.deliver(klog.NewContext(l.ctx, log), e)
+	}()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "success")
+}
+
+// jsonContentType reports whether a request of Content-Type ct may hold
+// JSON: none, a JSON type (application/json, application/*+json), or curl's
+// default for -d, application/x-www-form-urlencoded, as the seed's example
+// posts with `curl -X POST <url> -d '{"hello": "world"}'`. The body is
+// parsed as JSON whatever the type.
+func jsonContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) ||
+		mt == "text/json" || mt == "application/x-www-form-urlencoded"
+}
+
+// event returns the CloudEvent of the document doc.
+func (l *Listener) event(doc []byte) event.Event {
+	e := cloudevents.NewEvent()
+	e.SetID(uuid.NewString())
+	e.SetSource(Source(l.cfg.Namespace, l.cfg.Name))
+	e.SetType(EventType)
+	e.SetTime(time.Now())
+	_ = e.SetData(cloudevents.ApplicationJSON, doc) // bytes are kept as they are
+	return e
+}
+
+// deliver sends e to every subscriber at once and waits for them.
+func (l *Listener) deliver(ctx context.Context, e event.Event) {
+	log := klog.FromContext(ctx)
+	var wg sync.WaitGroup
+	for _, target := range l.cfg.Subscribers {
+		wg.Go(func() {
+			// Each attempt is bounded by the client's timeout; this bounds
+			// the backoffs too.
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(l.cfg.Retries+1)*(l.cfg.SendTimeout+time.Second))
+			defer cancel()
+			ctx = cloudevents.ContextWithTarget(ctx, target)
+			ctx = cloudevents.ContextWithRetriesExponentialBackoff(ctx, 200*time.Millisecond, l.cfg.Retries)
+			if res := l.sender.Send(ctx, e); !cloudevents.IsACK(res) {
+				log.Error(res, "Delivering an event failed", "eventID", e.ID(), "subscriber", target)
+				return
+			}
+			log.V(3).Info("Delivered an event", "eventID", e.ID(), "subscriber", target)
+		})
+	}
+	wg.Wait()
+}
+
+// Close waits for the deliveries under way until ctx ends, then cancels
+// those left.
+func (l *Listener) Close(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		l.cancel()
+		<-done
+	}
+	l.cancel()
+}

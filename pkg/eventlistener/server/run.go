@@ -1,0 +1,61 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+)
+
+// RunListener serves the listener of cfg on addr until ctx ends, then waits
+// for the deliveries under way.
+func RunListener(ctx context.Context, addr string, cfg ListenerConfig) error {
+	sender, err := NewSender(cfg.SendTimeout)
+	if err != nil {
+		return err
+	}
+	l, err := NewListener(cfg, sender)
+	if err != nil {
+		return err
+	}
+	err = Serve(ctx, addr, l)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	l.Close(wctx)
+	return err
+}
+
+// RunTrigger serves the trigger of cfg on addr until ctx ends, creating runs
+// through the API server of restConfig.
+func RunTrigger(ctx context.Context, addr string, cfg TriggerConfig, restConfig *rest.Config, maxEventBytes int64) error {
+	c, err := NewRunClient(restConfig)
+	if err != nil {
+		return err
+	}
+	t, err := NewTrigger(cfg, c)
+	if err != nil {
+		return err
+	}
+	h, err := t.Handler(ctx, maxEventBytes)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, addr, h)
+}
+
+// NewRunClient returns a client of restConfig that knows WorkflowRuns.
+func NewRunClient(restConfig *rest.Config) (client.Client, error) {
+	scheme := runtime.NewScheme()
+	if err := batchv1beta1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("adding the WorkflowRun types: %w", err)
+	}
+	c, err := client.New(restConfig, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating the API client: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/protocol"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
+	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
+)
+
+// DefaultMaxEventBytes bounds an event a trigger takes: a listener's
+// largest body with its headers.
+const DefaultMaxEventBytes = 4 << 20
+
+// TriggerConfig is what the controller tells a trigger server of its
+// WorkflowTrigger, as JSON in EnvTriggerConfig.
+type TriggerConfig struct {
+	// Namespace and Name are the WorkflowTrigger's; runs are created in
+	// Namespace.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// EventSources are the trigger's listeners and filters.
+	EventSources []triggersv1beta1.EventSource `json:"eventSources"`
+	// WorkflowRunSpec is the spec of the runs.
+	WorkflowRunSpec batchv1beta1.WorkflowRunSpec `json:"workflowRunSpec"`
+}
+
+// ParseTriggerConfig decodes the JSON of a TriggerConfig, refusing unknown
+// fields.
+func ParseTriggerConfig(s string) (TriggerConfig, error) {
+	var cfg TriggerConfig
+	d := json.NewDecoder(strings.NewReader(s))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("decoding the trigger config: %w", err)
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate returns an error when the config names no trigger or listener.
+func (c TriggerConfig) Validate() error {
+	if c.Namespace == "" || c.Name == "" {
+		return errors.New("the trigger's namespace and name are required")
+	}
+	if len(c.EventSources) == 0 {
+		return errors.New("the trigger has no event source")
+	}
+	return nil
+}
+
+// Creator creates objects; a controller-runtime client is one.
+type Creator interface {
+	Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error
+}
+
+// Trigger starts WorkflowRuns on the events of its listeners.
+type Trigger struct {
+	cfg     TriggerConfig
+	creator Creator
+}
+
+// NewTrigger returns the trigger of cfg creating runs with creator.
+func NewTrigger(cfg TriggerConfig, creator Creator) (*Trigger, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Trigger{cfg: cfg, creator: creator}, nil
+}
+
+// Handler returns the CloudEvents HTTP receiver of the trigger, taking
+// events of up to maxEventBytes.
+func (t *Trigger) Handler(ctx context.Context, maxEventBytes int64) (http.Handler, error) {
+	p, err := cloudevents.NewHTTP()
+	if err != nil {
+		return nil, fmt.Errorf("creating the CloudEvents protocol: %w", err)
+	}
+	h, err := cloudevents.NewHTTPReceiveHandler(ctx, p, t.Receive)
+	if err != nil {
+		return nil, fmt.Errorf("creating the CloudEvents receiver: %w", err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "only POST is allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxEventBytes)
+		h.ServeHTTP(w, r)
+	}), nil
+}
+
+// Receive handles one event. An event of another type, of a source that is
+// no listener of the trigger's namespace, or without a JSON document gets
+// 400; one of a listener that no source names, or that fails the filters,
+// is acknowledged and dropped. Otherwise Receive creates a run: a refused
+// run gets 422, and an error worth retrying (the API server unreachable,
+// busy or failing) 503, which the listener retries.
+func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
+	log := klog.FromContext(ctx).WithValues("workflowTrigger", klog.KRef(t.cfg.Namespace, t.cfg.Name), "eventID", e.ID())
+	if e.Type() != EventType {
+		log.Info("Refusing an event of an unknown type", "type", e.Type())
+		return cehttp.NewResult(http.StatusBadRequest, "the event type is not %s", EventType)
+	}
+	ns, listener, ok := ParseSource(e.Source())
+	if !ok || ns != t.cfg.Namespace {
+		log.Info("Refusing an event from an unknown source", "source", e.Source())
+		return cehttp.NewResult(http.StatusBadRequest, "the source is no EventListener of namespace %s", t.cfg.Namespace)
+	}
+	log = log.WithValues("eventListener", listener)
+	doc := e.Data()
+	if !json.Valid(doc) {
+		log.Info("Refusing an event whose data is not JSON")
+		return cehttp.NewResult(http.StatusBadRequest, "the event data is not JSON")
+	}
+	matched, named := false, false
+	for i, src := range t.cfg.EventSources {
+		if src.EventListenerName != listener {
+			continue
+		}
+		named = true
+		if ok, failure := filter.Match(doc, src.Filters); !ok {
+			log.Info("An event failed a filter", "eventSource", i, "path", failure.Path, "reason", failure.Reason)
+			continue
+		}
+		matched = true
+		break
+	}
+	switch {
+	case !named:
+		log.Info("Dropping an event of a listener no event source names")
+		return cloudevents.ResultACK
+	case !matched:
+		return cloudevents.ResultACK
+	}
+	name, err := t.createRun(ctx, listener, e.ID(), doc)
+	if err != nil {
+		log.Error(err, "Creating a WorkflowRun failed")
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err) {
+			return cehttp.NewResult(http.StatusUnprocessableEntity, "the WorkflowRun was refused")
+		}
+		return cehttp.NewResult(http.StatusServiceUnavailable, "creating the WorkflowRun failed")
+	}
+	log.Info("Created a WorkflowRun", "workflowRun", klog.KRef(t.cfg.Namespace, name))
+	return cloudevents.ResultACK
+}
+
+// createAttempts is how many names createRun tries when one is taken.
+const createAttempts = 5
+
+// createRun creates the run of an event of listener with the document doc
+// and returns its name.
+func (t *Trigger) createRun(ctx context.Context, listener, eventID string, doc []byte) (string, error) {
+	spec := t.cfg.WorkflowRunSpec.DeepCopy()
+	spec.Params = filter.SubstituteParams(doc, spec.Params)
+	labels := map[string]string{}
+	for key, value := range map[string]string{WorkflowTriggerLabelKey: t.cfg.Name, EventListenerLabelKey: listener} {
+		// A name longer than a label value is not a label.
+		if len(validation.IsValidLabelValue(value)) == 0 {
+			labels[key] = value
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		suffix, err := randomHex(5)
+		if err != nil {
+			return "", err
+		}
+		run := &batchv1beta1.WorkflowRun{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace:   t.cfg.Namespace,
+				Name:        RunName(listener, t.cfg.Name, suffix),
+				Labels:      labels,
+				Annotations: map[string]string{EventIDAnnotationKey: eventID},
+			},
+			Spec: *spec,
+		}
+		err = t.creator.Create(ctx, run)
+		if apierrors.IsAlreadyExists(err) && attempt < createAttempts {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("creating WorkflowRun %s: %w", run.Name, err)
+		}
+		return run.Name, nil
+	}
+}
+
+// randomHex returns n random hex digits.
+func randomHex(n int) (string, error) {
+	b := make([]byte, (n+1)/2)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	return hex.EncodeToString(b)[:n], nil
+}
