@@ -41,11 +41,15 @@ type CronWorkflowRunSpec struct {
 	// suspend stops future runs; running ones go on.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
-	// successfulRunsHistoryLimit is how many succeeded runs are kept.
+	// successfulRunsHistoryLimit is how many succeeded runs are kept: the
+	// controller deletes the others, oldest scheduled time first. Unset
+	// keeps every one.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	SuccessfulRunsHistoryLimit *int32 `json:"successfulRunsHistoryLimit,omitempty"`
-	// failedRunsHistoryLimit is how many failed runs are kept.
+	// failedRunsHistoryLimit is how many failed runs (phase Failed or
+	// Error) are kept: the controller deletes the others, oldest scheduled
+	// time first. Unset keeps every one.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	FailedRunsHistoryLimit *int32 `json:"failedRunsHistoryLimit,omitempty"`
@@ -101,8 +105,9 @@ type CronWorkflowRunStatus struct {
 	// active are the runs that have not finished.
 	// +optional
 	Active []corev1.ObjectReference `json:"active,omitempty"`
-	// lastScheduleTime is the schedule time of the last run started (or
-	// missed past its deadline).
+	// lastScheduleTime is the schedule time of the last run started, or of
+	// the last time not started: missed past its deadline, or skipped while
+	// a run was running (concurrencyPolicy Forbid).
 	// +optional
 	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
 	// conditions: HasStarted, IsRunning, HasSuccessfulRun and HasFailedRun.

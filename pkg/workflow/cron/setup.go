@@ -1,6 +1,3 @@
-// Package cron is the CronWorkflowRun controller: it starts a WorkflowRun
-// at each time of a cron schedule, as its concurrency policy and starting
-// deadline allow, and keeps its history within limits.
 package cron
 
 import (
@@ -16,5 +13,6 @@ type Options struct {
 
 // Setup runs the CronWorkflowRun controller on mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	return nil
+	return NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(),
+		mgr.GetEventRecorder("cronworkflowrun-controller"), opts.Clock).SetupWithManager(mgr)
 }
