@@ -66,6 +66,12 @@ var Definitions = []Definition{
 		Binary: "scheduler",
 		User:   "65532:65532",
 	},
+	{
+		// The EventListener and WorkflowTrigger servers; the controllers'
+		// Deployments run them as non-root.
+		Binary: "workflow-events",
+		User:   "65532:65532",
+	},
 }
 
 // Definition is what the image of one accelstack binary holds: the binary

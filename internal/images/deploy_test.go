@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/eventlistener"
 )
 
 // kustomizationImage is an entry of a kustomization's images: block.
@@ -23,7 +24,8 @@ type kustomizationImage struct {
 // TestDeployRunsTheImages checks that deploy/ runs exactly the images
 // `make images` builds: every accelstack image its manifests name has an
 // entry in deploy/kustomization.yaml that gives it the definitions' tag,
-// and the controllers' default DataCube executor is the executor's image.
+// and the controllers' default DataCube executor and workflow-events
+// images are the images of those binaries.
 func TestDeployRunsTheImages(t *testing.T) {
 	root := repoRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "deploy", "kustomization.yaml"))
@@ -81,5 +83,8 @@ func TestDeployRunsTheImages(t *testing.T) {
 
 	if want := Ref(Registry, "datacube-executor", Tag); datacube.DefaultExecutorImage != want {
 		t.Errorf("the controllers run DataCube transfers in %s by default, make images builds %s", datacube.DefaultExecutorImage, want)
+	}
+	if want := Ref(Registry, "workflow-events", Tag); eventlistener.DefaultImage != want {
+		t.Errorf("the controllers run EventListeners and WorkflowTriggers in %s by default, make images builds %s", eventlistener.DefaultImage, want)
 	}
 }

@@ -1,11 +1,18 @@
-// Package eventlistener is the controller of EventListeners and
-// WorkflowTriggers: a Deployment and Service of the listener server per
-// EventListener, a Deployment of the trigger server per WorkflowTrigger, and
-// their Ready conditions and addresses.
 package eventlistener
 
 import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // DefaultImage is the image of the listener and trigger servers.
@@ -20,7 +27,51 @@ type Options struct {
 	ExternalHost string
 }
 
-// Setup runs the EventListener and WorkflowTrigger controllers on mgr.
+// Setup runs the EventListener and WorkflowTrigger controllers on mgr. They
+// read their Deployments and Services through a cache of their own, of
+// the objects labelled with WorkflowEventsLabelKey, rather than the
+// manager's.
 func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.Image == "" {
+		opts.Image = DefaultImage
+	}
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultLabelSelector: cacheselector.HasLabel(WorkflowEventsLabelKey),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the workflow events cache: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return fmt.Errorf("adding the workflow events cache: %w", err)
+	}
+	owned := []client.Object{&appsv1.Deployment{}, &corev1.Service{}}
+
+	lr := NewListenerReconciler(mgr.GetClient(), c, mgr.GetEventRecorder("eventlistener-controller"), opts)
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("eventlistener").
+		For(&triggersv1beta1.EventListener{}).
+		Watches(&triggersv1beta1.WorkflowTrigger{}, handler.EnqueueRequestsFromMapFunc(lr.triggerListeners))
+	for _, o := range owned {
+		b = b.WatchesRawSource(source.Kind(c, o,
+			handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), &triggersv1beta1.EventListener{}, handler.OnlyControllerOwner())))
+	}
+	if err := b.Complete(lr); err != nil {
+		return fmt.Errorf("setting up the EventListener controller: %w", err)
+	}
+
+	tr := NewTriggerReconciler(mgr.GetClient(), c, mgr.GetEventRecorder("workflowtrigger-controller"), opts)
+	b = ctrl.NewControllerManagedBy(mgr).
+		Named("workflowtrigger").
+		For(&triggersv1beta1.WorkflowTrigger{}).
+		Watches(&triggersv1beta1.EventListener{}, handler.EnqueueRequestsFromMapFunc(tr.listenerTriggers))
+	for _, o := range owned {
+		b = b.WatchesRawSource(source.Kind(c, o,
+			handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), &triggersv1beta1.WorkflowTrigger{}, handler.OnlyControllerOwner())))
+	}
+	if err := b.Complete(tr); err != nil {
+		return fmt.Errorf("setting up the WorkflowTrigger controller: %w", err)
+	}
 	return nil
 }

@@ -41,7 +41,7 @@ func TestSidecarVersionsMatchDeploy(t *testing.T) {
 
 // TestLocalManifestsRunLocalImages checks that the local cluster's overlay
 // replaces every image deploy/ runs with the one buildImages builds from the
-// same definition, the DataCube executor's included.
+// same definition, the DataCube executor's and workflow-events' included.
 func TestLocalManifestsRunLocalImages(t *testing.T) {
 	root, err := harness.RepoRoot()
 	if err != nil {
@@ -85,7 +85,12 @@ func TestLocalManifestsRunLocalImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if flag := "--datacube-executor-image=" + Image("datacube-executor"); !strings.Contains(string(b), flag) {
-		t.Errorf("test/cluster/manifests/controllers.yaml does not pass %s", flag)
+	for _, flag := range []string{
+		"--datacube-executor-image=" + Image("datacube-executor"),
+		"--workflow-events-image=" + Image("workflow-events"),
+	} {
+		if !strings.Contains(string(b), flag) {
+			t.Errorf("test/cluster/manifests/controllers.yaml does not pass %s", flag)
+		}
 	}
 }

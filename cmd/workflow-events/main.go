@@ -1,0 +1,119 @@
+// Command workflow-events runs the servers of the event-driven workflows,
+// as the EventListener and WorkflowTrigger controllers deploy them:
+//
+//	workflow-events listen   the HTTP server of an EventListener: JSON POSTs
+//	                         become CloudEvents for its WorkflowTriggers
+//	workflow-events trigger  the CloudEvents receiver of a WorkflowTrigger:
+//	                         events that pass its filters start WorkflowRuns
+//
+// See package server.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/accelstack/accelstack/pkg/cli"
+	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+)
+
+const usage = `workflow-events: the EventListener and WorkflowTrigger servers
+
+Usage: workflow-events listen|trigger [flags]
+
+Commands:
+  listen   the HTTP server of an EventListener
+  trigger  the CloudEvents receiver of a WorkflowTrigger
+
+Run 'workflow-events <command> --help' for the flags of a command.
+`
+
+func main() {
+	cmd := ""
+	if len(os.Args) > 1 {
+		cmd = os.Args[1]
+	}
+	switch cmd {
+	case "listen", "trigger":
+		// cli.Main parses os.Args[1:]: the command's flags.
+		os.Args = os.Args[1:]
+		if cmd == "listen" {
+			listen()
+		}
+		trigger()
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(cli.ExitBadUsage)
+	}
+}
+
+// addr is the flag of the servers' address.
+func addr(fs *cli.FlagSet) *string {
+	return fs.String("address", fmt.Sprintf(":%d", server.Port), "Address to serve on.")
+}
+
+func listen() {
+	fs := cli.NewFlagSet("workflow-events listen", "the HTTP server of an EventListener")
+	address := addr(fs)
+	cfg := server.DefaultListenerConfig()
+	fs.StringVar(&cfg.Namespace, "namespace", "", "Namespace of the EventListener.")
+	fs.StringVar(&cfg.Name, "name", "", "Name of the EventListener.")
+	fs.Func("subscribers", "Comma-separated URLs of the WorkflowTriggers every event goes to.", func(v string) error {
+		cfg.Subscribers = nil
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				cfg.Subscribers = append(cfg.Subscribers, s)
+			}
+		}
+		return nil
+	})
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "Largest request body; a larger one gets 413.")
+	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "Requests a second taken on average; more get 429.")
+	fs.IntVar(&cfg.Burst, "burst", cfg.Burst, "Requests taken at once above the rate.")
+	fs.DurationVar(&cfg.SendTimeout, "send-timeout", cfg.SendTimeout, "Limit of one attempt to deliver an event to a subscriber.")
+	fs.IntVar(&cfg.Retries, "retries", cfg.Retries, "Attempts after the first to deliver an event.")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "Events being delivered at most; more requests get 503.")
+	fs.Env("namespace", server.EnvListenerNamespace)
+	fs.Env("name", server.EnvListenerName)
+	fs.Env("subscribers", server.EnvSubscribers)
+	fs.Check(func() error {
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("invalid flags: %w", err)
+		}
+		return nil
+	})
+	cli.Main(fs, func(ctx context.Context) error {
+		return server.RunListener(ctx, *address, cfg)
+	})
+}
+
+func trigger() {
+	fs := cli.NewFlagSet("workflow-events trigger", "the CloudEvents receiver of a WorkflowTrigger")
+	address := addr(fs)
+	var config string
+	fs.StringVar(&config, "config", "", "The WorkflowTrigger's namespace, name, event sources and workflowRunSpec, as JSON.")
+	maxEventBytes := fs.Int64("max-event-bytes", server.DefaultMaxEventBytes, "Largest event; a larger one is refused.")
+	fs.Env("config", server.EnvTriggerConfig)
+	var cfg server.TriggerConfig
+	fs.Check(func() error {
+		var err error
+		if cfg, err = server.ParseTriggerConfig(config); err != nil {
+			return fmt.Errorf("invalid value for flag --config: %w", err)
+		}
+		return nil
+	})
+	cli.Main(fs, func(ctx context.Context) error {
+		// The pod's service account creates the runs.
+		restConfig, err := ctrl.GetConfig()
+		if err != nil {
+			return fmt.Errorf("finding the cluster: %w", err)
+		}
+		return server.RunTrigger(ctx, *address, cfg, restConfig, *maxEventBytes)
+	})
+}
