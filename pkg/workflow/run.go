@@ -67,7 +67,9 @@ type outcome struct {
 	requeue time.Duration
 }
 
-func running(message string) outcome { return outcome{phase: batchv1beta1.NodeRunning, message: message} }
+func running(message string) outcome {
+	return outcome{phase: batchv1beta1.NodeRunning, message: message}
+}
 
 // errorOutcome is the outcome of a run that cannot run its work.
 func errorOutcome(format string, args ...any) outcome {

@@ -98,7 +98,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	v := NewValidator(mgr.GetClient(), opts.JobKinds)
 	decoder := admission.NewDecoder(mgr.GetScheme())
-	gk := func(kind string) schema.GroupKind { return schema.GroupKind{Group: batchv1beta1.GroupVersion.Group, Kind: kind} }
+	gk := func(kind string) schema.GroupKind {
+		return schema.GroupKind{Group: batchv1beta1.GroupVersion.Group, Kind: kind}
+	}
 	srv := mgr.GetWebhookServer()
 	srv.Register(TemplateWebhookPath, &admission.Webhook{Handler: &webhook{v: v, decoder: decoder, check: checkTemplate, gk: gk("WorkflowTemplate")}})
 	srv.Register(RunWebhookPath, &admission.Webhook{Handler: &webhook{v: v, decoder: decoder, check: checkRun, gk: gk("WorkflowRun")}})

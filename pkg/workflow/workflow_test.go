@@ -97,7 +97,7 @@ func TestEvalWhen(t *testing.T) {
 		{[]batchv1beta1.WhenExpression{{Input: "$(templates.flip.results.coin)", Operator: "in", Values: []string{"heads"}}}, true},
 		{[]batchv1beta1.WhenExpression{{Input: "$(templates.flip.results.coin)", Operator: "notin", Values: []string{"heads"}}}, false},
 		{[]batchv1beta1.WhenExpression{{Input: "$(templates.flip.results.coin)", Operator: "in", Values: []string{"$(params.side)"}}}, false},
-		{[]batchv1beta1.WhenExpression{{Operator: "in", Values: []string{""}}}, true},                                // an empty input is ""
+		{[]batchv1beta1.WhenExpression{{Operator: "in", Values: []string{""}}}, true},                                       // an empty input is ""
 		{[]batchv1beta1.WhenExpression{{Input: "$(templates.gone.results.x)", Operator: "in", Values: []string{""}}}, true}, // no such result: ""
 		{[]batchv1beta1.WhenExpression{
 			{Input: "a", Operator: "in", Values: []string{"a"}},
