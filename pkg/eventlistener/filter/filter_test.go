@@ -50,6 +50,9 @@ func TestDocument(t *testing.T) {
 	if doc, err := Document(nil, []byte(`"text"`)); err != nil || string(doc) != `{"header":{},"body":"text"}` {
 		t.Errorf("Document of a JSON string = %s, %v", doc, err)
 	}
+	if doc, err := Document(http.Header{"X-A": {"<&>"}}, []byte(`{"html": "<b>&amp;</b>"}`)); err != nil || string(doc) != `{"header":{"X-A":"<&>"},"body":{"html":"<b>&amp;</b>"}}` {
+		t.Errorf("Document of HTML = %s, %v, want it as it is", doc, err)
+	}
 }
 
 func filter(path string, typ triggersv1beta1.JSONType, values ...string) triggersv1beta1.Filter {

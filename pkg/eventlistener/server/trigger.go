@@ -85,7 +85,8 @@ func NewTrigger(cfg TriggerConfig, creator Creator) (*Trigger, error) {
 }
 
 // Handler returns the CloudEvents HTTP receiver of the trigger, taking
-// events of up to maxEventBytes.
+// events of up to maxEventBytes: a larger one gets 413 when its length is
+// declared, and an error when the body runs over.
 func (t *Trigger) Handler(ctx context.Context, maxEventBytes int64) (http.Handler, error) {
 	p, err := cloudevents.NewHTTP()
 	if err != nil {
@@ -99,6 +100,10 @@ func (t *Trigger) Handler(ctx context.Context, maxEventBytes int64) (http.Handle
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			http.Error(w, "only POST is allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if r.ContentLength > maxEventBytes {
+			http.Error(w, fmt.Sprintf("the event is over %d bytes", maxEventBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxEventBytes)

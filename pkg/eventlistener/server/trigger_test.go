@@ -403,4 +403,35 @@ func TestTriggerHandlerMethods(t *testing.T) {
 	if w.Code/100 == 2 {
 		t.Errorf("a POST that is no CloudEvent: %d, want an error", w.Code)
 	}
+
+	// Events over the limit.
+	small, err := tr.Handler(context.Background(), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `{"object_kind": "merge_request", "hello": "` + strings.Repeat("x", 64) + `"}`
+	req := func() *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(big))
+		r.Header.Set("Ce-Id", "1")
+		r.Header.Set("Ce-Specversion", "1.0")
+		r.Header.Set("Ce-Source", Source("demo", "event-listener-sample"))
+		r.Header.Set("Ce-Type", EventType)
+		r.Header.Set("Content-Type", "application/json")
+		return r
+	}
+	w = httptest.NewRecorder()
+	small.ServeHTTP(w, req())
+	if w.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("an event over the limit: %d, want 413", w.Code)
+	}
+	chunked := req()
+	chunked.ContentLength = -1
+	w = httptest.NewRecorder()
+	small.ServeHTTP(w, chunked)
+	if w.Code/100 == 2 {
+		t.Errorf("an event of unknown length over the limit: %d, want an error", w.Code)
+	}
+	if n := len(runs(t, tr.creator.(client.Client))); n != 0 {
+		t.Errorf("%d runs from events over the limit", n)
+	}
 }
