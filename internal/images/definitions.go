@@ -72,6 +72,15 @@ var Definitions = []Definition{
 		Binary: "workflow-events",
 		User:   "65532:65532",
 	},
+	{
+		// The step sequencer of SeqPod pods: their init container copies
+		// it into the pod (workflow-tools install) to run in the steps'
+		// images, so it needs no other file and links statically
+		// (cmd/workflow-tools TestStaticallyLinked). Non-root unless the
+		// pod names its user.
+		Binary: "workflow-tools",
+		User:   "65532:65532",
+	},
 }
 
 // Definition is what the image of one accelstack binary holds: the binary

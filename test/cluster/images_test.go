@@ -41,7 +41,8 @@ func TestSidecarVersionsMatchDeploy(t *testing.T) {
 
 // TestLocalManifestsRunLocalImages checks that the local cluster's overlay
 // replaces every image deploy/ runs with the one buildImages builds from the
-// same definition, the DataCube executor's and workflow-events' included.
+// same definition, the DataCube executor's, workflow-events' and
+// workflow-tools' included.
 func TestLocalManifestsRunLocalImages(t *testing.T) {
 	root, err := harness.RepoRoot()
 	if err != nil {
@@ -88,6 +89,7 @@ func TestLocalManifestsRunLocalImages(t *testing.T) {
 	for _, flag := range []string{
 		"--datacube-executor-image=" + Image("datacube-executor"),
 		"--workflow-events-image=" + Image("workflow-events"),
+		"--workflow-tools-image=" + Image("workflow-tools"),
 	} {
 		if !strings.Contains(string(b), flag) {
 			t.Errorf("test/cluster/manifests/controllers.yaml does not pass %s", flag)
