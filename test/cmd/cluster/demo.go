@@ -64,12 +64,19 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "pytorch-job.yaml")); err != nil {
 		return err
 	}
+	if _, err := c.Kubectl(ctx, "-n", "demo", "wait", "--for=condition=Ready", "storageshim/dataset", "--timeout=120s"); err != nil {
+		return err
+	}
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "workflow.yaml")); err != nil {
+		return err
+	}
 	waits := [][]string{
 		{"-n", "demo", "wait", "--for=condition=Ready", "storageshim/dataset", "--timeout=120s"},
 		{"-n", "demo", "wait", "--for=condition=Ready", "pod/train", "pod/notebook", "--timeout=180s"},
 		{"-n", "demo", "wait", "--for=condition=Complete", "datacube/dataset-copy", "--timeout=180s"},
 		{"-n", "demo", "wait", "--for=jsonpath={.status.phase}=Succeeded", "pytorchtrainingjob/ddp", "--timeout=300s"},
 		{"-n", "demo", "wait", "--for=condition=GroupScheduled", "podgroup/ddp", "--timeout=60s"},
+		{"-n", "demo", "wait", "--for=jsonpath={.status.phase}=Succeeded", "workflowrun/report", "--timeout=300s"},
 	}
 	for _, w := range waits {
 		if _, err := c.Kubectl(ctx, w...); err != nil {
@@ -208,6 +215,14 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	out.WriteString(kubectl("-n", "demo", "get", "pods", "-l", jobs.JobSelector("ddp"),
 		"-o", "custom-columns=NAME:.metadata.name,SCHEDULER:.spec.schedulerName,PODGROUP:.metadata.labels.scheduler\\.tensorstack\\.dev/group-name,NODE:.spec.nodeName,STATUS:.status.phase"))
 
+	section("Workflow (kubectl -n demo get workflowruns)")
+	out.WriteString(kubectl("-n", "demo", "get", "workflowruns"))
+	section("The DAG's nodes and results (kubectl -n demo get workflowrun report -o jsonpath={.status.nodes})")
+	out.WriteString(check("the nodes of WorkflowRun report")(indentJSON(kubectl("-n", "demo", "get", "workflowrun", "report", "-o", "jsonpath={.status.nodes}"))))
+	out.WriteString(check("the results of WorkflowRun report")(indentJSON(kubectl("-n", "demo", "get", "workflowrun", "report", "-o", "jsonpath={.status.results}"))))
+	section("Written by the workflow into the StorageShim volume, read back through S3")
+	out.WriteString(check("read-back of dataset/report.txt")(readBack(ctx, c, demoBucket, "dataset/report.txt", 60*time.Second)))
+
 	section("Metrics")
 	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
 		"-o", "jsonpath={.items[0].status.podIP}"))
@@ -217,7 +232,7 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
 	section("Not built yet, so not shown")
-	out.WriteString("Notebook, serving and workflow controllers.\n")
+	out.WriteString("Notebook and serving controllers.\n")
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	if _, err := os.Stdout.Write(out.Bytes()); err != nil {

@@ -1,0 +1,348 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
+	"github.com/accelstack/accelstack/test/cluster"
+)
+
+// workflowTemplates is a DAG of SeqPod steps, a Pod and a GenericJob run as a
+// Resource: flip writes the result "heads"; write runs only when the coin is
+// heads and writes it to the workspace, a StorageShim PVC; tails never
+// runs; train, a GenericJob created as the run's service account, runs
+// after write.
+var workflowTemplates = strings.NewReplacer("BUSYBOX", cluster.BusyboxImage).Replace(`
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowTemplate
+metadata:
+  name: flip
+spec:
+  results:
+    - name: coin
+  type: SeqPod
+  seqPod:
+    steps:
+      - name: flip
+        image: BUSYBOX
+        script: |
+          #!/bin/sh
+          printf heads > $(results.coin.path)
+      - name: check
+        image: BUSYBOX
+        command: ["sh", "-c", "test \"$(cat /t9k/results/coin)\" = heads"]
+---
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowTemplate
+metadata:
+  name: write
+spec:
+  params:
+    - name: side
+  workspaces:
+    - name: out
+  type: SeqPod
+  seqPod:
+    steps:
+      - name: write
+        image: BUSYBOX
+        env:
+          - name: SIDE
+            value: $(params.side)
+        script: |
+          #!/bin/sh
+          set -e
+          printf '%s' "$SIDE" > $(workspaces.out.path)/coin.txt
+---
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowTemplate
+metadata:
+  name: tails
+spec:
+  type: Pod
+  pod:
+    containers:
+      - name: tails
+        image: BUSYBOX
+        command: ["false"]
+---
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowTemplate
+metadata:
+  name: train
+spec:
+  type: Resource
+  resource:
+    manifest: |
+      apiVersion: batch.tensorstack.dev/v1beta1
+      kind: GenericJob
+      metadata:
+        generateName: train-
+      spec:
+        successRules:
+          - {"worker": [0]}
+        replicaSpecs:
+          - type: worker
+            replicas: 1
+            template:
+              spec:
+                restartPolicy: Never
+                containers:
+                  - name: worker
+                    image: BUSYBOX
+                    command: ["sh", "-c", "echo trained"]
+---
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowTemplate
+metadata:
+  name: pipeline
+spec:
+  workspaces:
+    - name: data
+  results:
+    - name: coin
+      value: $(templates.flip.results.coin)
+  type: DAG
+  dag:
+    templates:
+      - name: flip
+        workflowTemplateRef: flip
+      - name: write
+        workflowTemplateRef: write
+        when:
+          - input: $(templates.flip.results.coin)
+            operator: in
+            values: ["heads"]
+        params:
+          - name: side
+            value: $(templates.flip.results.coin)
+        workspaces:
+          - name: out
+            workspace: data
+            subPath: results
+      - name: tails
+        workflowTemplateRef: tails
+        when:
+          - input: $(templates.flip.results.coin)
+            operator: in
+            values: ["tails"]
+      - name: train
+        workflowTemplateRef: train
+        dependencies: ["write"]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: pipeline
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: genericjobs
+rules:
+  - apiGroups: ["batch.tensorstack.dev"]
+    resources: ["genericjobs"]
+    verbs: ["get", "create", "delete"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: pipeline-genericjobs
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: genericjobs
+subjects:
+  - kind: ServiceAccount
+    name: pipeline
+`)
+
+// TestWorkflowDAG runs a DAG whose steps really run: a result passes from
+// one node to another's when and params, a SeqPod writes a file through a
+// StorageShim PVC into the bucket, and a Resource node runs a GenericJob to
+// Succeeded.
+func TestWorkflowDAG(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	s3, bucket := newBucket(t, nil)
+	createS3Secret(t, ns)
+	c := crClient(t)
+	shim := &tensorstackv1beta2.StorageShim{
+		ObjectMeta: metav1.ObjectMeta{Name: "work", Namespace: ns},
+		Spec: tensorstackv1beta2.StorageShimSpec{Type: tensorstackv1beta2.StorageShimTypeS3, S3: &tensorstackv1beta2.S3{
+			URI: "s3://" + bucket + "/pipeline", SecretRef: corev1.LocalObjectReference{Name: "s3"}}},
+	}
+	if err := c.Create(testContext(t), shim); err != nil {
+		t.Fatal(err)
+	}
+	waitShimReady(t, c, ns, "work")
+	applyYAML(t, c, ns, workflowTemplates+`
+---
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowRun
+metadata:
+  name: pipeline
+spec:
+  workflowTemplateRef: pipeline
+  serviceAccountName: pipeline
+  workspaces:
+    - name: data
+      persistentVolumeClaim:
+        claimName: work
+`)
+	wr := waitWorkflowRun(t, c, ns, "pipeline", jobTimeout)
+	if wr.Status.Phase != batchv1beta1.NodeSucceeded {
+		t.Fatalf("run %s: %s", wr.Status.Phase, describeRun(t, c, ns, wr))
+	}
+	phases := map[string]batchv1beta1.NodePhase{}
+	for n, s := range wr.Status.Nodes {
+		phases[n] = s.Phase
+	}
+	if fmt.Sprint(phases) != "map[flip:Succeeded tails:Skipped train:Succeeded write:Succeeded]" {
+		t.Errorf("nodes %v", phases)
+	}
+	if len(wr.Status.Results) != 1 || wr.Status.Results[0].Value != "heads" {
+		t.Errorf("results %+v, want coin=heads", wr.Status.Results)
+	}
+	waitObject(t, s3, bucket, "pipeline/results/coin.txt", "heads")
+
+	train := &batchv1beta1.WorkflowRun{}
+	if err := c.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: wr.Status.Nodes["train"].WorkflowRunName}, train); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1beta1.GenericJob{}
+	if err := c.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: train.Status.ResourceName}, job); err != nil {
+		t.Fatal(err)
+	}
+	if job.Status.Phase != batchv1beta1.JobSucceeded {
+		t.Errorf("GenericJob %s is %s", job.Name, job.Status.Phase)
+	}
+}
+
+// TestCronWorkflowRunForbid starts a run every minute that takes 75
+// seconds: under Forbid the time that falls while one runs is skipped, and
+// no two runs ever overlap.
+func TestCronWorkflowRunForbid(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	c := crClient(t)
+	applyYAML(t, c, ns, strings.ReplaceAll(`
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: CronWorkflowRun
+metadata:
+  name: every-minute
+spec:
+  schedule: "* * * * *"
+  concurrencyPolicy: Forbid
+  workflowRun:
+    spec:
+      workflowTemplateSpec:
+        type: Pod
+        pod:
+          terminationGracePeriodSeconds: 1
+          containers:
+            - name: slow
+              image: BUSYBOX
+              command: ["sleep", "75"]
+`, "BUSYBOX", cluster.BusyboxImage))
+	var runs []batchv1beta1.WorkflowRun
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		var list batchv1beta1.WorkflowRunList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		runs = list.Items
+		return len(runs) >= 2, nil
+	})
+	if err != nil {
+		t.Fatalf("%d runs after 5 minutes, want 2", len(runs))
+	}
+	first, second := runs[0], runs[1]
+	if second.CreationTimestamp.Before(&first.CreationTimestamp) {
+		first, second = second, first
+	}
+	done := &batchv1beta1.WorkflowRun{}
+	if err := c.Get(testContext(t), client.ObjectKeyFromObject(&first), done); err != nil {
+		t.Fatal(err)
+	}
+	if done.Status.CompletionTime == nil || second.CreationTimestamp.Before(done.Status.CompletionTime) {
+		t.Errorf("run %s started at %s while %s ran (completed %v)", second.Name, second.CreationTimestamp, first.Name, done.Status.CompletionTime)
+	}
+	if gap := second.CreationTimestamp.Sub(first.CreationTimestamp.Time); gap < 110*time.Second {
+		t.Errorf("runs %s and %s started %s apart; the minute in between should have been skipped", first.Name, second.Name, gap)
+	}
+	cron := &batchv1beta1.CronWorkflowRun{}
+	if err := c.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: "every-minute"}, cron); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(first.Name, "every-minute-") {
+		t.Errorf("run %s is not named <cron>-<time>", first.Name)
+	}
+}
+
+// applyYAML creates the objects of a multi-document YAML in ns.
+func applyYAML(t *testing.T, c client.Client, ns, docs string) {
+	t.Helper()
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			t.Fatalf("decoding %s: %v", doc, err)
+		}
+		obj.SetNamespace(ns)
+		if err := c.Create(testContext(t), obj); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+}
+
+// waitWorkflowRun waits until the run has ended and returns it.
+func waitWorkflowRun(t *testing.T, c client.Client, ns, name string, within time.Duration) *batchv1beta1.WorkflowRun {
+	t.Helper()
+	wr := &batchv1beta1.WorkflowRun{}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, wr); err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		return wr.Status.Phase.Done(), nil
+	})
+	if err != nil {
+		t.Fatalf("run %s not done after %s: %s", name, within, describeRun(t, c, ns, wr))
+	}
+	return wr
+}
+
+// describeRun says where a run and its nodes are, for failure messages.
+func describeRun(t *testing.T, c client.Client, ns string, wr *batchv1beta1.WorkflowRun) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s phase %q message %q", wr.Name, wr.Status.Phase, wr.Status.Message)
+	for n, s := range wr.Status.Nodes {
+		fmt.Fprintf(&b, "\n  node %s: %s %s %s", n, s.Phase, s.WorkflowRunName, s.Message)
+		child := &batchv1beta1.WorkflowRun{}
+		if s.WorkflowRunName != "" && c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: s.WorkflowRunName}, child) == nil {
+			fmt.Fprintf(&b, " (pod %s: %s)", child.Status.PodName, child.Status.Message)
+		}
+	}
+	return b.String()
+}
