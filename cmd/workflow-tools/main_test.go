@@ -641,3 +641,27 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReapsOrphansAsPID1 runs a step as PID 1 of a new PID namespace, as in
+// a container, whose command leaves an orphan that ends: the step must
+// reap it, so no zombie shows while the command still runs.
+func TestReapsOrphansAsPID1(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and unshare for a PID namespace")
+	}
+	p := newPod(t, 1, nil)
+	step := p.step(0, false, sh(`(sh -c 'exit 0' &); sleep 0.3; if grep -q '^State:.Z' /proc/[0-9]*/status; then echo zombie; exit 9; fi`)...)
+	step.Args = append([]string{unshare, "--pid", "--fork", "--mount-proc", step.Path}, step.Args[1:]...)
+	step.Path = unshare
+	code := p.run(step)[0]
+	out := p.outputs[0].String()
+	switch {
+	case code == 9:
+		t.Fatalf("the orphan stayed a zombie:\n%s", out)
+	case code != 0 && strings.HasPrefix(out, "unshare:"):
+		t.Skipf("no PID namespace here: %s", out)
+	case code != 0:
+		t.Fatalf("exit code %d:\n%s", code, out)
+	}
+}
