@@ -93,6 +93,37 @@ func TestStaticallyLinked(t *testing.T) {
 	}
 }
 
+// output is the stdout and stderr of a step, read while it runs.
+type output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// waitFor waits until the output holds s.
+func (o *output) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(o.String(), s) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the output %q lacks %q", o.String(), s)
+}
+
 // pod stands in for a SeqPod pod: its tools and results directories, and a
 // termination message file per step.
 type pod struct {
@@ -101,7 +132,7 @@ type pod struct {
 	steps                int
 	resultNames          []string
 	stdin                map[int]string
-	outputs              map[int]*bytes.Buffer
+	outputs              map[int]*output
 }
 
 // newPod installs workflow-tools into a new tools directory, as the init
@@ -110,7 +141,7 @@ func newPod(t *testing.T, steps int, scripts map[int]string, results ...string) 
 	t.Helper()
 	readSources(t)
 	root := t.TempDir()
-	p := &pod{t: t, root: root, tools: filepath.Join(root, "tools"), results: filepath.Join(root, "results"), steps: steps, resultNames: results, outputs: map[int]*bytes.Buffer{}, stdin: map[int]string{}}
+	p := &pod{t: t, root: root, tools: filepath.Join(root, "tools"), results: filepath.Join(root, "results"), steps: steps, resultNames: results, outputs: map[int]*output{}, stdin: map[int]string{}}
 	for _, d := range []string{p.tools, p.results} {
 		if err := os.Mkdir(d, 0o777); err != nil {
 			t.Fatal(err)
@@ -154,7 +185,7 @@ func (p *pod) step(i int, script bool, command ...string) *exec.Cmd {
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = p.root
 	cmd.Env = append(os.Environ(), "POD="+p.root, "RESULTS="+p.results)
-	out := &bytes.Buffer{}
+	out := &output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	p.outputs[i] = out
 	if in, ok := p.stdin[i]; ok {
@@ -549,7 +580,8 @@ func TestSignalWhileWaiting(t *testing.T) {
 	if err := step1.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // step 1 waits for step 0, which never runs
+	// Step 1 waits for step 0, which never runs.
+	p.outputs[1].waitFor(t, "workflow-tools: step 1: waiting for step 0")
 	if err := step1.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@
 //	/t9k/tools/workflow-tools run --step i --steps N [--result NAME]... [--script /t9k/tools/scripts/i] -- COMMAND... ARGS...
 //
 // (Run). It waits, polling every 100ms, until /t9k/tools/state/<i-1>.ok
-// exists; step 0 does not wait. If an earlier step j has
+// exists, saying so once on stderr; step 0 does not wait. If an earlier step j has
 // /t9k/tools/state/<j>.failed or <j>.skipped, it writes <i>.skipped and
 // exits with ExitSkipped without running anything, so later steps skip too.
 // Otherwise it runs the command (or the script with the args as its

@@ -132,7 +132,7 @@ func (r *runner) mark(state string, code int) error {
 func (r *runner) wait(sigs <-chan os.Signal) (code int, run bool) {
 	ticker := time.NewTicker(r.PollInterval)
 	defer ticker.Stop()
-	for {
+	for first := true; ; first = false {
 		for j := range r.Step {
 			if exists(r.statePath(j, stateFailed)) || exists(r.statePath(j, stateSkipped)) {
 				r.logf("skipped: step %d did not succeed", j)
@@ -142,6 +142,10 @@ func (r *runner) wait(sigs <-chan os.Signal) (code int, run bool) {
 		}
 		if exists(r.statePath(r.Step-1, stateOK)) {
 			return 0, true
+		}
+		if first {
+			// Says why a step shows no output for a while.
+			r.logf("waiting for step %d", r.Step-1)
 		}
 		select {
 		case <-ticker.C:
