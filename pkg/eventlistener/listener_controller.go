@@ -37,12 +37,13 @@ type ListenerReconciler struct {
 
 // NewListenerReconciler returns a reconciler that reads listeners and
 // triggers and writes through c, reads Deployments and Services through
-// reader, records events with recorder and runs opts.Image.
-func NewListenerReconciler(c client.Client, reader client.Reader, recorder events.EventRecorder, opts Options) *ListenerReconciler {
+// reader (or apiReader, when a name is taken), records events with
+// recorder and runs opts.Image.
+func NewListenerReconciler(c client.Client, reader, apiReader client.Reader, recorder events.EventRecorder, opts Options) *ListenerReconciler {
 	if opts.Image == "" {
 		opts.Image = DefaultImage
 	}
-	return &ListenerReconciler{client: c, objects: objectWriter{client: c, reader: reader, scheme: c.Scheme()}, recorder: recorder, opts: opts}
+	return &ListenerReconciler{client: c, objects: objectWriter{client: c, reader: reader, apiReader: apiReader, scheme: c.Scheme()}, recorder: recorder, opts: opts}
 }
 
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=eventlisteners;workflowtriggers,verbs=get;list;watch
@@ -71,7 +72,7 @@ func (r *ListenerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		URL:          ExternalURL(r.opts.ExternalHost, el.Namespace, el.Name),
 	}
 	dep, err := r.reconcileObjects(ctx, el, name)
-	if apierrors.IsAlreadyExists(err) {
+	if errors.Is(err, errStale) {
 		// The cache has not seen what this controller created.
 		return ctrl.Result{RequeueAfter: staleRetry}, nil
 	}

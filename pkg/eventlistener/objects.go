@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -140,8 +141,30 @@ func specHash(spec any) (string, error) {
 // objectWriter writes the objects of one listener or trigger.
 type objectWriter struct {
 	client client.Client
-	reader client.Reader
-	scheme *runtime.Scheme
+	// reader is the controllers' cache; apiReader the API server, read
+	// when a create finds the name taken.
+	reader, apiReader client.Reader
+	scheme            *runtime.Scheme
+}
+
+// errStale is a create that found the name taken by the owner's own
+// object, which the cache has not seen yet.
+var errStale = errors.New("the cache has not seen the object yet")
+
+// taken explains a create of obj that found its name taken: errStale, or
+// an error naming the object that is not the owner's.
+func (w objectWriter) taken(ctx context.Context, owner, obj client.Object, kind string) error {
+	existing, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("the %s %s exists", kind, obj.GetName())
+	}
+	if err := w.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		return fmt.Errorf("getting %s %s: %w", kind, obj.GetName(), err)
+	}
+	if metav1.IsControlledBy(existing, owner) {
+		return errStale
+	}
+	return fmt.Errorf("the %s %s exists and is not %s's", kind, obj.GetName(), owner.GetName())
 }
 
 // ensureDeployment creates the Deployment want, owned by owner, or updates
@@ -159,7 +182,9 @@ func (w objectWriter) ensureDeployment(ctx context.Context, owner client.Object,
 		if err := controllerutil.SetControllerReference(owner, want, w.scheme); err != nil {
 			return nil, false, fmt.Errorf("owning Deployment %s: %w", want.Name, err)
 		}
-		if err := w.client.Create(ctx, want); err != nil {
+		if err := w.client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+			return nil, false, w.taken(ctx, owner, want, "Deployment")
+		} else if err != nil {
 			return nil, false, fmt.Errorf("creating Deployment %s: %w", want.Name, err)
 		}
 		return want, true, nil
@@ -168,7 +193,7 @@ func (w objectWriter) ensureDeployment(ctx context.Context, owner client.Object,
 		return nil, false, fmt.Errorf("getting Deployment %s: %w", want.Name, err)
 	}
 	if !metav1.IsControlledBy(got, owner) {
-		return nil, false, fmt.Errorf("deployment %s exists and is not %s's", want.Name, owner.GetName())
+		return nil, false, fmt.Errorf("the Deployment %s exists and is not %s's", want.Name, owner.GetName())
 	}
 	if got.Annotations[SpecHashAnnotationKey] == hash {
 		return got, false, nil
@@ -196,7 +221,9 @@ func (w objectWriter) ensureService(ctx context.Context, owner client.Object, wa
 		if err := controllerutil.SetControllerReference(owner, want, w.scheme); err != nil {
 			return false, fmt.Errorf("owning Service %s: %w", want.Name, err)
 		}
-		if err := w.client.Create(ctx, want); err != nil {
+		if err := w.client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+			return false, w.taken(ctx, owner, want, "Service")
+		} else if err != nil {
 			return false, fmt.Errorf("creating Service %s: %w", want.Name, err)
 		}
 		return true, nil
@@ -205,7 +232,7 @@ func (w objectWriter) ensureService(ctx context.Context, owner client.Object, wa
 		return false, fmt.Errorf("getting Service %s: %w", want.Name, err)
 	}
 	if !metav1.IsControlledBy(got, owner) {
-		return false, fmt.Errorf("service %s exists and is not %s's", want.Name, owner.GetName())
+		return false, fmt.Errorf("the Service %s exists and is not %s's", want.Name, owner.GetName())
 	}
 	if got.Annotations[SpecHashAnnotationKey] == hash {
 		return false, nil

@@ -44,7 +44,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 		WithStatusSubresource(&triggersv1beta1.EventListener{}, &triggersv1beta1.WorkflowTrigger{}).Build()
 	opts := Options{Image: "registry.example/workflow-events:v1", ExternalHost: "t9k.example.com"}
 	rec := events.NewFakeRecorder(100)
-	return &fixture{c: c, listener: NewListenerReconciler(c, c, rec, opts), trigger: NewTriggerReconciler(c, c, rec, opts)}
+	return &fixture{c: c, listener: NewListenerReconciler(c, c, c, rec, opts), trigger: NewTriggerReconciler(c, c, c, rec, opts)}
 }
 
 func (f *fixture) reconcileListener(t *testing.T, name string) {
@@ -303,5 +303,32 @@ func TestMapFuncs(t *testing.T) {
 	want = []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "t1"}}, {NamespacedName: types.NamespacedName{Namespace: "demo", Name: "t2"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listener to triggers (-want +got):\n%s", diff)
+	}
+}
+
+func TestNameTaken(t *testing.T) {
+	el := newListener("l")
+	name := ListenerObjectName(el.Name, el.UID)
+	foreign := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name}}
+	f := newFixture(t, el, foreign)
+	// The cache sees nothing, as it sees only labelled objects.
+	empty := fake.NewClientBuilder().WithScheme(f.c.Scheme()).Build()
+	f.listener.objects.reader = empty
+	res, err := f.listener.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "l"}})
+	if err == nil || !strings.Contains(err.Error(), "is not l's") || res.RequeueAfter != 0 {
+		t.Errorf("Reconcile with a foreign Deployment = %+v, %v, want an error naming it", res, err)
+	}
+	f.get(t, "l", el)
+	if r := readyCond(t, el.Status.Conditions); r.Status != corev1.ConditionFalse || r.Reason != ReasonDeploymentFailed {
+		t.Errorf("Ready %+v", r)
+	}
+
+	// The listener's own Deployment that the cache has not seen yet.
+	f2 := newFixture(t, newListener("l"))
+	f2.reconcileListener(t, "l")
+	f2.listener.objects.reader = empty
+	res, err = f2.listener.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "l"}})
+	if err != nil || res.RequeueAfter == 0 {
+		t.Errorf("Reconcile with a stale cache = %+v, %v, want a quiet retry", res, err)
 	}
 }

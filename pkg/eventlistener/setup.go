@@ -48,7 +48,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	owned := []client.Object{&appsv1.Deployment{}, &corev1.Service{}}
 
-	lr := NewListenerReconciler(mgr.GetClient(), c, mgr.GetEventRecorder("eventlistener-controller"), opts)
+	lr := NewListenerReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("eventlistener-controller"), opts)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("eventlistener").
 		For(&triggersv1beta1.EventListener{}).
@@ -61,7 +61,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the EventListener controller: %w", err)
 	}
 
-	tr := NewTriggerReconciler(mgr.GetClient(), c, mgr.GetEventRecorder("workflowtrigger-controller"), opts)
+	tr := NewTriggerReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("workflowtrigger-controller"), opts)
 	b = ctrl.NewControllerManagedBy(mgr).
 		Named("workflowtrigger").
 		For(&triggersv1beta1.WorkflowTrigger{}).

@@ -34,12 +34,13 @@ type TriggerReconciler struct {
 
 // NewTriggerReconciler returns a reconciler that reads listeners and
 // triggers and writes through c, reads Deployments and Services through
-// reader, records events with recorder and runs opts.Image.
-func NewTriggerReconciler(c client.Client, reader client.Reader, recorder events.EventRecorder, opts Options) *TriggerReconciler {
+// reader (or apiReader, when a name is taken), records events with
+// recorder and runs opts.Image.
+func NewTriggerReconciler(c client.Client, reader, apiReader client.Reader, recorder events.EventRecorder, opts Options) *TriggerReconciler {
 	if opts.Image == "" {
 		opts.Image = DefaultImage
 	}
-	return &TriggerReconciler{client: c, objects: objectWriter{client: c, reader: reader, scheme: c.Scheme()}, recorder: recorder, opts: opts}
+	return &TriggerReconciler{client: c, objects: objectWriter{client: c, reader: reader, apiReader: apiReader, scheme: c.Scheme()}, recorder: recorder, opts: opts}
 }
 
 // Reconcile makes the trigger's Deployment, configured with its sources
@@ -65,7 +66,7 @@ func (r *TriggerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	} else {
 		var dep *appsv1.Deployment
 		dep, err = r.reconcileObjects(ctx, wt)
-		if apierrors.IsAlreadyExists(err) {
+		if errors.Is(err, errStale) {
 			return ctrl.Result{RequeueAfter: staleRetry}, nil
 		}
 		missing, lerr := r.missingListeners(ctx, wt)
