@@ -54,24 +54,54 @@ func (r *Reconciler) runPod(ctx context.Context, run *batchv1beta1.WorkflowRun, 
 	if !metav1.IsControlledBy(pod, run) {
 		return errorOutcome("pod %s exists and is not this run's", name), nil
 	}
+	if typ == batchv1beta1.WorkflowTemplateTypeSeqPod {
+		return r.seqPodOutcome(ctx, pod, spec)
+	}
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
-		if typ == batchv1beta1.WorkflowTemplateTypeSeqPod && len(spec.Results) > 0 {
-			results, err := seqpod.Results(pod, spec.Results)
-			if err != nil {
-				return outcome{phase: batchv1beta1.NodeFailed, message: err.Error()}, nil
-			}
-			run.Status.Results = results
-		}
 		return outcome{phase: batchv1beta1.NodeSucceeded, message: "pod " + name + " succeeded"}, nil
 	case corev1.PodFailed:
 		return outcome{phase: batchv1beta1.NodeFailed, message: podFailure(pod)}, nil
 	}
-	msg := "pod " + name + " is " + string(pod.Status.Phase)
-	if pod.Status.Phase == "" {
-		msg = "pod " + name + " created"
+	return running(podRunning(pod)), nil
+}
+
+// seqPodOutcome reads the outcome of a SeqPod run's pod and its results. A
+// pod whose step failed while later steps still wait (a step killed before
+// it could record its failure) is deleted rather than left to hang.
+func (r *Reconciler) seqPodOutcome(ctx context.Context, pod *corev1.Pod, spec *batchv1beta1.WorkflowTemplateSpec) (outcome, error) {
+	done, succeeded, msg := seqpod.Outcome(pod)
+	if !done {
+		return running(podRunning(pod)), nil
 	}
-	return running(msg), nil
+	if !succeeded {
+		if pod.Status.Phase != corev1.PodFailed && pod.DeletionTimestamp.IsZero() {
+			if err := r.client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return outcome{}, fmt.Errorf("deleting pod %s, whose step failed: %w", pod.Name, err)
+			}
+		}
+		if _, err := seqpod.Results(pod, spec.Results); err != nil {
+			msg += "; " + err.Error()
+		}
+		return outcome{phase: batchv1beta1.NodeFailed, message: "pod " + pod.Name + ": " + msg}, nil
+	}
+	o := outcome{phase: batchv1beta1.NodeSucceeded, message: "pod " + pod.Name + " succeeded"}
+	if len(spec.Results) > 0 {
+		results, err := seqpod.Results(pod, spec.Results)
+		if err != nil {
+			return outcome{phase: batchv1beta1.NodeFailed, message: err.Error()}, nil
+		}
+		o.results = results
+	}
+	return o, nil
+}
+
+// podRunning says where a pod that has not ended is.
+func podRunning(pod *corev1.Pod) string {
+	if pod.Status.Phase == "" {
+		return "pod " + pod.Name + " created"
+	}
+	return "pod " + pod.Name + " is " + string(pod.Status.Phase)
 }
 
 // podFailure says why a pod failed: its reason, or its first container

@@ -65,6 +65,8 @@ type outcome struct {
 	// requeue asks to look again after a while (Resource objects of kinds
 	// not watched).
 	requeue time.Duration
+	// results are the run's results, once it has succeeded.
+	results []batchv1beta1.WorkflowRunResult
 }
 
 func running(message string) outcome {
@@ -166,6 +168,9 @@ func (r *Reconciler) reconcile(ctx context.Context, run *batchv1beta1.WorkflowRu
 	}
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if o.results != nil {
+		run.Status.Results = o.results
 	}
 	r.finish(run, o)
 	res := ctrl.Result{RequeueAfter: o.requeue}

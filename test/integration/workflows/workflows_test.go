@@ -22,6 +22,7 @@ func TestWorkflows(t *testing.T) {
 		"Pod":                    testPod,
 		"PodFailed":              testPodFailed,
 		"SeqPodResults":          testSeqPodResults,
+		"SeqPodStepKilled":       testSeqPodStepKilled,
 		"DAGDiamond":             testDAGDiamond,
 		"DAGResultsAndWhen":      testDAGResultsAndWhen,
 		"DAGRetries":             testDAGRetries,
@@ -183,6 +184,49 @@ spec:
 	if len(wr.Status.Results) != 1 || wr.Status.Results[0] != (batchv1beta1.WorkflowRunResult{Name: "sum", Value: "5"}) {
 		t.Errorf("results %+v", wr.Status.Results)
 	}
+}
+
+func testSeqPodStepKilled(t *testing.T, e *env) {
+	ctx, ns := testContext(t), e.namespace(t)
+	e.apply(ctx, t, ns, `
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowRun
+metadata:
+  name: steps
+spec:
+  workflowTemplateSpec:
+    seqPod:
+      steps:
+        - {name: first, image: ubuntu, command: ["train"]}
+        - {name: second, image: ubuntu, command: ["report"]}
+`)
+	pod := e.waitPod(ctx, t, ns, "steps")
+	// The first step was killed before it could record its failure: the
+	// second waits for ever and the pod stays Running.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &corev1.Pod{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(pod), p); err != nil {
+			return err
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{
+			{Name: "first", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}},
+			{Name: "second", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+		}
+		return e.c.Status().Update(ctx, p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := e.waitPhase(ctx, t, ns, "steps", batchv1beta1.NodeFailed)
+	if !strings.Contains(wr.Status.Message, "step first") || !strings.Contains(wr.Status.Message, "137") {
+		t.Errorf("message %q does not name the killed step", wr.Status.Message)
+	}
+	eventually(ctx, t, "the hung pod deleted", func() (bool, string, error) {
+		p := &corev1.Pod{}
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(pod), p)
+		return client.IgnoreNotFound(err) == nil && (err != nil || !p.DeletionTimestamp.IsZero()), "pod still there", nil
+	})
 }
 
 // addTemplate and sumThree are the seed's result-passing example.
