@@ -102,7 +102,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !equality.Semantic.DeepEqual(orig.Status, run.Status) {
 		if uerr := r.client.Status().Update(ctx, run); uerr != nil {
 			if apierrors.IsConflict(uerr) {
-				return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
+				// The run changed since the cache read it: the change's
+				// event reconciles it again.
+				return ctrl.Result{}, nil
 			}
 			return ctrl.Result{}, errors.Join(err, fmt.Errorf("updating the status of WorkflowRun %s: %w", req.NamespacedName, uerr))
 		}
