@@ -26,13 +26,17 @@ import (
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
+	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/beamjob"
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/queues"
 	"github.com/accelstack/accelstack/pkg/ranktable"
+	"github.com/accelstack/accelstack/pkg/reclaim"
 	"github.com/accelstack/accelstack/pkg/shim"
+	"github.com/accelstack/accelstack/pkg/tensorboard"
 	"github.com/accelstack/accelstack/pkg/workflow"
 	"github.com/accelstack/accelstack/pkg/workflow/cron"
 )
@@ -72,6 +76,10 @@ type Options struct {
 	// EventsImage runs the EventListener and WorkflowTrigger servers;
 	// EventListenerHost is the external host listeners are served at.
 	EventsImage, EventListenerHost string
+	// ActivityImage runs the activity sidecar of Notebooks, TensorBoards and
+	// Explorers; TensorBoardImage, FileBrowserImage and CodeServerImage
+	// run their servers.
+	ActivityImage, TensorBoardImage, FileBrowserImage, CodeServerImage string
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 	// Logger is the manager's and controllers' logger; zero means ctrl.Log.
@@ -196,6 +204,18 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := eventlistener.Setup(mgr, eventlistener.Options{Image: opts.EventsImage, ExternalHost: opts.EventListenerHost}); err != nil {
 		return nil, fmt.Errorf("setting up the EventListener controller: %w", err)
+	}
+	if err := notebook.Setup(mgr, notebook.Options{ActivityImage: opts.ActivityImage}); err != nil {
+		return nil, fmt.Errorf("setting up the Notebook controller: %w", err)
+	}
+	if err := tensorboard.Setup(mgr, tensorboard.Options{Image: opts.TensorBoardImage, ActivityImage: opts.ActivityImage}); err != nil {
+		return nil, fmt.Errorf("setting up the TensorBoard controller: %w", err)
+	}
+	if err := explorer.Setup(mgr, explorer.Options{FileBrowserImage: opts.FileBrowserImage, CodeServerImage: opts.CodeServerImage, ActivityImage: opts.ActivityImage}); err != nil {
+		return nil, fmt.Errorf("setting up the Explorer controller: %w", err)
+	}
+	if err := reclaim.Setup(mgr, reclaim.Options{}); err != nil {
+		return nil, fmt.Errorf("setting up the Resource Keeper: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)

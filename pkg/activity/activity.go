@@ -1,0 +1,37 @@
+// Package activity is the contract between the activity sidecar, which
+// stands in front of the HTTP entry (and the SSH port) of a Notebook,
+// TensorBoard or Explorer pod, and the controllers that read it: the ports,
+// the report path and the report.
+package activity
+
+import "time"
+
+// ContainerName is the name of the sidecar container in a workload's pod.
+const ContainerName = "activity"
+
+// The sidecar's ports.
+const (
+	// HTTPPort is where the sidecar serves the workload's HTTP entry,
+	// proxied to the workload's own port; the workload's Service targets it.
+	HTTPPort = 8080
+	// SSHPort is where the sidecar forwards SSH connections to the
+	// workload's sshd (port 22 of the pod), counting the sessions.
+	SSHPort = 2222
+)
+
+// ReportPath is the path, on HTTPPort, where the sidecar answers with its
+// Report as JSON; it is not proxied.
+const ReportPath = "/.t9k/activity"
+
+// Report is what the sidecar has seen.
+type Report struct {
+	// Since is when the sidecar started.
+	Since time.Time `json:"since"`
+	// LastRequest is the last HTTP request from a client, or the last data
+	// a client sent on an upgraded connection (a websocket); nil when none.
+	LastRequest *time.Time `json:"lastRequest,omitempty"`
+	// SSHSessions is the number of SSH connections open now.
+	SSHSessions int `json:"sshSessions"`
+	// LastSSH is when an SSH client last sent data; nil when none.
+	LastSSH *time.Time `json:"lastSSH,omitempty"`
+}
