@@ -18,8 +18,11 @@ import (
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
+	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/manager"
+	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/shim"
+	"github.com/accelstack/accelstack/pkg/tensorboard"
 	"github.com/accelstack/accelstack/pkg/workflow"
 )
 
@@ -47,6 +50,10 @@ func main() {
 	fs.StringVar(&opts.WorkflowToolsImage, "workflow-tools-image", workflow.DefaultToolsImage, "Image of the step sequencer of SeqPod workflow runs.")
 	fs.StringVar(&opts.EventsImage, "workflow-events-image", eventlistener.DefaultImage, "Image of the EventListener and WorkflowTrigger servers.")
 	fs.StringVar(&opts.EventListenerHost, "event-listener-host", "", "External host an ingress serves EventListeners at (https://<host>/t9k/workflow/triggers/<namespace>/<name>); empty leaves status.address.url empty.")
+	fs.StringVar(&opts.ActivityImage, "activity-image", notebook.DefaultActivityImage, "Image of the activity sidecar of Notebooks, TensorBoards and Explorers.")
+	fs.StringVar(&opts.TensorBoardImage, "tensorboard-image", tensorboard.DefaultImage, "Image of TensorBoards that name none.")
+	fs.StringVar(&opts.FileBrowserImage, "file-browser-image", explorer.DefaultFileBrowserImage, "Image of the Explorers' file browser.")
+	fs.StringVar(&opts.CodeServerImage, "code-server-image", explorer.DefaultCodeServerImage, "Image of the Explorers' code-server.")
 	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
 
 	cli.Main(fs, func(ctx context.Context) error {

@@ -7,6 +7,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
+// The default images of the sub-workloads.
+const (
+	DefaultFileBrowserImage = "filebrowser/filebrowser:v2.30.0"
+	DefaultCodeServerImage  = "codercom/code-server:4.23.1"
+)
+
 // Options configures the controller.
 type Options struct {
 	// FileBrowserImage and CodeServerImage run the two sub-workloads.

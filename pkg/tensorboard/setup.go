@@ -7,6 +7,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
+// DefaultImage runs TensorBoard when a TensorBoard names no image.
+const DefaultImage = "tensorflow/tensorflow:2.14.0"
+
 // Options configures the controller.
 type Options struct {
 	// Image runs TensorBoard when a TensorBoard names none.
