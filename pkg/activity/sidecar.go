@@ -1,0 +1,59 @@
+package activity
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// The names of the sidecar's container ports; a workload's Service targets
+// HTTPPortName.
+const (
+	HTTPPortName = "http"
+	SSHPortName  = "ssh"
+)
+
+// SidecarUser is the user and group the sidecar runs as.
+const SidecarUser = 65532
+
+// Sidecar returns the activity sidecar container of a workload pod: image
+// run with --upstream=http://127.0.0.1:<upstreamPort>, serving HTTPPort
+// (named HTTPPortName) and SSHPort (SSHPortName), probed on ReportPath,
+// which the sidecar answers itself, so that a probe is never a request to
+// the workload. It runs non-root with a read-only root file system and no
+// capabilities.
+func Sidecar(image string, upstreamPort int32) corev1.Container {
+	probe := func(period int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: ReportPath, Port: intstr.FromString(HTTPPortName)}},
+			PeriodSeconds: period,
+		}
+	}
+	return corev1.Container{
+		Name:  ContainerName,
+		Image: image,
+		Args:  []string{fmt.Sprintf("--upstream=http://127.0.0.1:%d", upstreamPort)},
+		Ports: []corev1.ContainerPort{
+			{Name: HTTPPortName, ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
+			{Name: SSHPortName, ContainerPort: SSHPort, Protocol: corev1.ProtocolTCP},
+		},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+		},
+		ReadinessProbe: probe(10),
+		LivenessProbe:  probe(20),
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			RunAsUser:                ptr.To[int64](SidecarUser),
+			RunAsGroup:               ptr.To[int64](SidecarUser),
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+}

@@ -1,0 +1,35 @@
+package activity
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestSidecar(t *testing.T) {
+	c := Sidecar("example.com/activity:v1", 6006)
+	if c.Name != ContainerName || c.Image != "example.com/activity:v1" {
+		t.Errorf("name %q image %q", c.Name, c.Image)
+	}
+	if diff := cmp.Diff([]string{"--upstream=http://127.0.0.1:6006"}, c.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	want := []corev1.ContainerPort{
+		{Name: HTTPPortName, ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
+		{Name: SSHPortName, ContainerPort: SSHPort, Protocol: corev1.ProtocolTCP},
+	}
+	if diff := cmp.Diff(want, c.Ports); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
+	}
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != ReportPath || p.HTTPGet.Port.String() != HTTPPortName {
+			t.Errorf("%s probe %+v, want GET %s on %s", name, p, ReportPath, HTTPPortName)
+		}
+	}
+	sc := c.SecurityContext
+	if !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) {
+		t.Errorf("security context %+v", sc)
+	}
+}
