@@ -71,11 +71,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 //
 // A run is named after its scheduled time, so a second reconcile of the
 // same time, by this controller or by one restarted, finds it (the create
-// fails with AlreadyExists) rather than starting another. The status is
-// written with the resourceVersion read, so a reconcile of a stale copy of
-// the CronWorkflowRun fails rather than move lastScheduleTime back; and it
-// is written before any run is deleted, so that no later reconcile sees a
-// deleted run's time as still due.
+// fails with AlreadyExists) rather than starting another. When a time is
+// due the CronWorkflowRun is read again from the API server, so that what
+// is done is what its latest spec and status say rather than what the
+// cache holds. The status is written with the resourceVersion read, so a
+// reconcile of a stale copy fails rather than move lastScheduleTime back;
+// and it is written before any run is deleted, so that no later reconcile
+// sees a deleted run's time as still due.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cwr := &batchv1beta1.CronWorkflowRun{}
 	if err := r.client.Get(ctx, req.NamespacedName, cwr); err != nil {
@@ -93,6 +95,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.clock.Now()
 	log.V(2).Info("Reconciling CronWorkflowRun", "now", now)
+	if due(cwr, now) {
+		// Act on the API server's copy: a cache that has not seen a change
+		// yet (suspend set, a time acted on) must not start a run.
+		fresh := &batchv1beta1.CronWorkflowRun{}
+		if err := r.apiReader.Get(ctx, req.NamespacedName, fresh); err != nil {
+			if apierrors.IsNotFound(err) {
+				r.wakeups.cancel(req.NamespacedName)
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("getting CronWorkflowRun %s: %w", req.NamespacedName, err)
+		}
+		cwr = fresh
+		if !cwr.DeletionTimestamp.IsZero() {
+			r.wakeups.cancel(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+	}
 
 	runs, err := ownedRuns(ctx, r.client, cwr)
 	if err != nil {
@@ -125,6 +144,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.wakeups.at(req.NamespacedName, res.next)
 	}
 	return ctrl.Result{}, nil
+}
+
+// due reports whether a scheduled time of the CronWorkflowRun is due at
+// now: one after its lastScheduleTime (or creation), while not suspended.
+func due(cwr *batchv1beta1.CronWorkflowRun, now time.Time) bool {
+	if cwr.Spec.Suspend {
+		return false
+	}
+	sched, err := ParseSchedule(cwr.Spec.Schedule)
+	if err != nil {
+		return false
+	}
+	earliest := cwr.CreationTimestamp.Time
+	if cwr.Status.LastScheduleTime != nil {
+		earliest = cwr.Status.LastScheduleTime.Time
+	}
+	return !scheduledTimes(sched, earliest, now).latest.IsZero()
 }
 
 // scheduled is what schedule did.
@@ -207,13 +243,17 @@ func (r *Reconciler) schedule(ctx context.Context, cwr *batchv1beta1.CronWorkflo
 				done()
 				return res, nil
 			}
-			if err := r.deleteRun(ctx, run); err != nil {
+			deleted, err := r.deleteRun(ctx, run)
+			if err != nil {
 				return scheduled{}, err
 			}
 			if res.deleted == nil {
 				res.deleted = map[types.UID]bool{}
 			}
 			res.deleted[run.UID] = true
+			if !deleted {
+				continue
+			}
 			log.V(3).Info("Deleted a running run to start the next", "workflowRun", klog.KObj(run))
 			r.recorder.Eventf(cwr, run, corev1.EventTypeNormal, ReasonRunReplaced, "Replace",
 				"Deleted WorkflowRun %s, still running, to start %s for %s (concurrencyPolicy Replace)", run.Name, name, stamp(t))

@@ -568,27 +568,44 @@ func TestConditionTimes(t *testing.T) {
 	}
 }
 
-// TestStaleCopy: a reconcile of a stale copy of the CronWorkflowRun (its
-// lastScheduleTime behind) neither starts a run twice nor moves
-// lastScheduleTime back.
+// TestStaleCopy: a reconcile of a stale cached copy of the CronWorkflowRun
+// (its lastScheduleTime behind, or not yet suspended) acts on the API
+// server's copy: it neither starts a run twice, nor starts one while
+// suspended, nor moves lastScheduleTime back.
 func TestStaleCopy(t *testing.T) {
 	f := newFixture(t, "2026-03-02 10:00:00", nil, makeCron().Obj())
 	if err := f.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
+	key := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: testNS, Name: testName}}
 	stale := makeCron().Obj()
 	stale.ResourceVersion = "1" // before the status update
-	stale.Status = batchv1beta1.CronWorkflowRunStatus{}
 	r := NewReconciler(staleReader{Client: f.c, cron: stale}, f.c, f.r.scheme, f.recorder, f.clock)
-	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: testNS, Name: testName}})
-	if !apierrors.IsConflict(err) {
-		t.Errorf("Reconcile of a stale copy: %v, want a conflict", err)
+	if _, err := r.Reconcile(context.Background(), key); err != nil {
+		t.Errorf("Reconcile of a stale copy: %v", err)
 	}
 	if runs := f.runs(t); len(runs) != 1 {
 		t.Errorf("runs %v, want one", runs)
 	}
 	if last := f.cron(t).Status.LastScheduleTime; last == nil || !last.Equal(&metav1.Time{Time: at("2026-03-02 10:00:00")}) {
 		t.Errorf("lastScheduleTime %v, want 10:00:00", last)
+	}
+
+	// Suspended in the API server, not yet in the cache.
+	cur := f.cron(t)
+	cur.Spec.Suspend = true
+	if err := f.c.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	stale = f.cron(t)
+	stale.Spec.Suspend = false
+	r = NewReconciler(staleReader{Client: f.c, cron: stale}, f.c, f.r.scheme, f.recorder, f.clock)
+	f.clock.SetTime(at("2026-03-02 10:01:00"))
+	if _, err := r.Reconcile(context.Background(), key); err != nil {
+		t.Errorf("Reconcile of a stale copy: %v", err)
+	}
+	if runs := f.runs(t); len(runs) != 1 {
+		t.Errorf("runs %v, want one: the CronWorkflowRun is suspended", runs)
 	}
 }
 

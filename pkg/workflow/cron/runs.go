@@ -87,17 +87,19 @@ func newRun(cwr *batchv1beta1.CronWorkflowRun, t time.Time, scheme *runtime.Sche
 }
 
 // deleteRun deletes the run and what it created (in the background), if it
-// is still the run seen.
-func (r *Reconciler) deleteRun(ctx context.Context, run *batchv1beta1.WorkflowRun) error {
+// is still the run seen, and reports whether this call deleted it: a
+// reconcile of a cache that has not seen an earlier deletion yet finds it
+// gone.
+func (r *Reconciler) deleteRun(ctx context.Context, run *batchv1beta1.WorkflowRun) (bool, error) {
 	err := r.client.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground),
 		client.Preconditions{UID: &run.UID})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // gone already, or a new object of that name
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return false, nil // gone already, or a new object of that name
+	case err != nil:
+		return false, fmt.Errorf("deleting WorkflowRun %s: %w", run.Name, err)
 	}
-	if err != nil {
-		return fmt.Errorf("deleting WorkflowRun %s: %w", run.Name, err)
-	}
-	return nil
+	return true, nil
 }
 
 // pruneHistory deletes the oldest finished runs beyond the history limits
@@ -128,10 +130,14 @@ func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWor
 		}
 		// runs are ordered by scheduled time: the oldest come first.
 		for _, run := range kind.runs[:len(kind.runs)-int(*kind.limit)] {
-			if err := r.deleteRun(ctx, run); err != nil {
+			deleted, err := r.deleteRun(ctx, run)
+			if err != nil {
 				return nil, err
 			}
 			gone[run] = true
+			if !deleted {
+				continue
+			}
 			ctrl.LoggerFrom(ctx).V(3).Info("Deleted a run beyond the history limit", "workflowRun", klog.KObj(run),
 				"phase", run.Status.Phase, "limit", *kind.limit)
 			r.recorder.Eventf(cwr, run, corev1.EventTypeNormal, ReasonRunDeleted, "Delete",
