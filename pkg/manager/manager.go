@@ -196,7 +196,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := queues.Setup(mgr, kinds.All()); err != nil {
 		return nil, fmt.Errorf("setting up the queue controllers: %w", err)
 	}
-	if err := workflow.Setup(mgr, workflow.Options{ToolsImage: opts.WorkflowToolsImage, JobKinds: kinds.All()}); err != nil {
+	if err := workflow.Setup(mgr, workflow.Options{
+		ToolsImage: opts.WorkflowToolsImage, JobKinds: kinds.All(), TriggerRules: eventlistener.ValidateTrigger,
+	}); err != nil {
 		return nil, fmt.Errorf("setting up the WorkflowRun controller: %w", err)
 	}
 	if err := cron.Setup(mgr, cron.Options{}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
@@ -38,6 +40,9 @@ type Options struct {
 	ToolsImage string
 	// JobKinds validate the T9k Job templates.
 	JobKinds []jobs.Kind
+	// TriggerRules validate the event sources and filters of
+	// WorkflowTriggers, whose runs the workflow webhook checks.
+	TriggerRules func(*triggersv1beta1.WorkflowTrigger) field.ErrorList
 	// PollInterval is how often the objects of Resource runs whose kind is
 	// not watched are looked at; 0 means 5 seconds.
 	PollInterval time.Duration
@@ -97,6 +102,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	v := NewValidator(mgr.GetClient(), opts.JobKinds)
+	v.TriggerRules = opts.TriggerRules
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	gk := func(kind string) schema.GroupKind {
 		return schema.GroupKind{Group: batchv1beta1.GroupVersion.Group, Kind: kind}
@@ -105,6 +111,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	srv.Register(TemplateWebhookPath, &admission.Webhook{Handler: &webhook{v: v, decoder: decoder, check: checkTemplate, gk: gk("WorkflowTemplate")}})
 	srv.Register(RunWebhookPath, &admission.Webhook{Handler: &webhook{v: v, decoder: decoder, check: checkRun, gk: gk("WorkflowRun")}})
 	srv.Register(CronWebhookPath, &admission.Webhook{Handler: &webhook{v: v, decoder: decoder, check: checkCron, gk: gk("CronWorkflowRun")}})
+	srv.Register(TriggerWebhookPath, &admission.Webhook{Handler: &webhook{v: v, decoder: decoder, check: checkTrigger,
+		gk: schema.GroupKind{Group: triggersv1beta1.GroupVersion.Group, Kind: "WorkflowTrigger"}}})
 	return nil
 }
 

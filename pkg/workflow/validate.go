@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/workflow/rules"
 	"github.com/accelstack/accelstack/pkg/workflow/seqpod"
@@ -29,6 +30,9 @@ type Validator struct {
 	Lookup TemplateLookup
 	// JobKinds validate the specs of T9k Job templates, by kind name.
 	JobKinds map[string]jobs.Kind
+	// TriggerRules checks what is particular to a WorkflowTrigger: its
+	// event sources and filters.
+	TriggerRules func(*triggersv1beta1.WorkflowTrigger) field.ErrorList
 }
 
 // NewValidator returns a validator that validates the T9k Job templates of

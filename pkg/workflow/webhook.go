@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/workflow/cron"
 )
 
@@ -21,6 +22,7 @@ const (
 	TemplateWebhookPath = "/validate-batch-tensorstack-dev-v1beta1-workflowtemplate"
 	RunWebhookPath      = "/validate-batch-tensorstack-dev-v1beta1-workflowrun"
 	CronWebhookPath     = "/validate-batch-tensorstack-dev-v1beta1-cronworkflowrun"
+	TriggerWebhookPath  = "/validate-tensorstack-dev-v1beta1-workflowtrigger"
 )
 
 // webhook admits the workflow objects a Validator accepts.
@@ -100,4 +102,21 @@ func checkCron(ctx context.Context, v *Validator, req admission.Request, d admis
 	errs = append(errs, StrictTemplateSpec(rawSpec(req.Object.Raw, "workflowRun", "spec", "workflowTemplateSpec"), p.Child("workflowTemplateSpec"))...)
 	errs = append(errs, v.RunSpec(ctx, c.Namespace, &c.Spec.WorkflowRun.Spec, p)...)
 	return c.Name, errs, nil
+}
+
+// checkTrigger checks a WorkflowTrigger: its sources and filters with the
+// validator's TriggerRules, and the run it starts as a run is checked.
+func checkTrigger(ctx context.Context, v *Validator, req admission.Request, d admission.Decoder) (string, field.ErrorList, error) {
+	wt := &triggersv1beta1.WorkflowTrigger{}
+	if err := d.DecodeRaw(req.Object, wt); err != nil {
+		return "", nil, err
+	}
+	var errs field.ErrorList
+	if v.TriggerRules != nil {
+		errs = v.TriggerRules(wt)
+	}
+	p := field.NewPath("spec", "workflowRunSpec")
+	errs = append(errs, StrictTemplateSpec(rawSpec(req.Object.Raw, "workflowRunSpec", "workflowTemplateSpec"), p.Child("workflowTemplateSpec"))...)
+	errs = append(errs, v.RunSpec(ctx, wt.Namespace, &wt.Spec.WorkflowRunSpec, p)...)
+	return wt.Name, errs, nil
 }

@@ -918,6 +918,27 @@ spec:
     pod: {containers: [{name: c, image: ubuntu}]}
   workspaces: [{name: w, subPath: ../etc, emptyDir: {}}]
 `, "spec.workspaces[0].subPath"},
+		"triggerFilter": {`
+apiVersion: tensorstack.dev/v1beta1
+kind: WorkflowTrigger
+metadata: {name: trigger}
+spec:
+  eventSources:
+    - eventListenerName: listener
+      filters: [{path: "query.x", type: string, values: ["a"]}]
+  workflowRunSpec:
+    workflowTemplateRef: pod-workflowtemplate-sample
+`, "spec.eventSources[0].filters[0].path"},
+		"triggerRunMissingParam": {`
+apiVersion: tensorstack.dev/v1beta1
+kind: WorkflowTrigger
+metadata: {name: trigger2}
+spec:
+  eventSources: [{eventListenerName: listener}]
+  workflowRunSpec:
+    workflowTemplateRef: add-workflowtemplate
+    params: [{name: first, value: "$(body.a)"}]
+`, "spec.workflowRunSpec.params: Required value: the template needs param second"},
 		"cron": {`
 apiVersion: batch.tensorstack.dev/v1beta1
 kind: CronWorkflowRun
