@@ -28,6 +28,12 @@ var caCertificates = File{Path: "/etc/ssl/certs/ca-certificates.crt", Package: "
 // Definitions are the images of the binaries of cmd/, sorted by binary.
 var Definitions = []Definition{
 	{
+		// The activity sidecar of Notebook, TensorBoard and Explorer pods;
+		// the controllers run it as non-root.
+		Binary: "activity-proxy",
+		User:   "65532:65532",
+	},
+	{
 		Binary: "controllers",
 		// The Deployment runs it as non-root.
 		User: "65532:65532",

@@ -23,6 +23,23 @@ const (
 // Report as JSON; it is not proxied.
 const ReportPath = "/.t9k/activity"
 
+// The sidecar's health paths on HTTPPort, answered by the sidecar itself
+// and never proxied.
+const (
+	// HealthzPath answers 200 while the sidecar runs (liveness).
+	HealthzPath = "/.t9k/healthz"
+	// ReadyzPath answers 200 while the workload's port takes connections
+	// (readiness), 503 otherwise.
+	ReadyzPath = "/.t9k/readyz"
+)
+
+// ProbeHeader is a request header that, set to any value on a request to
+// HTTPPort, makes the sidecar proxy the request without counting it as
+// activity: for readers of the workload's own status API, such as the
+// Resource Keeper asking Jupyter's /api/status. The sidecar removes it
+// before proxying.
+const ProbeHeader = "X-T9k-Activity-Probe"
+
 // Report is what the sidecar has seen.
 type Report struct {
 	// Since is when the sidecar started.

@@ -1,0 +1,24 @@
+// Package proxy is the activity sidecar (cmd/activity-proxy): it stands in
+// front of the HTTP entry and the SSH server of a Notebook, TensorBoard or
+// Explorer pod and records what clients do, for the Resource Keeper to
+// read at activity.ReportPath.
+//
+// On activity.HTTPPort a reverse proxy (net/http/httputil) passes every
+// request, upgrades such as websockets included, to the workload's port
+// with the request's Host header, and records the time of each request.
+// On a websocket it records the time of each data frame the client sends,
+// not of the control frames (ping, pong, close), so an open but idle
+// connection, such as a Jupyter kernel's kept alive by pings, is not
+// activity. On other upgraded connections any byte from the client is.
+// Requests that carry activity.ProbeHeader are proxied without being
+// counted. The sidecar answers activity.ReportPath, HealthzPath and
+// ReadyzPath itself.
+//
+// On activity.SSHPort it forwards TCP connections to the SSH server,
+// counting the open sessions and recording when a client last sent data
+// (SSH is encrypted: a client's keep-alive counts too).
+//
+// Memory is bounded: the number of HTTP connections and SSH sessions is
+// capped, request and response bodies are streamed, and the state is a
+// few counters.
+package proxy
