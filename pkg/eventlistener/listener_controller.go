@@ -128,7 +128,7 @@ func (r *ListenerReconciler) subscribers(ctx context.Context, el *triggersv1beta
 		if wt.DeletionTimestamp != nil || !slices.Contains(listenerNames(wt), el.Name) || len(ValidateTrigger(wt)) > 0 {
 			continue
 		}
-		urls = append(urls, InClusterURL(wt.Namespace, TriggerObjectName(wt.Name, wt.UID)))
+		urls = append(urls, TriggerURL(wt.Namespace, TriggerObjectName(wt.Name, wt.UID)))
 	}
 	slices.Sort(urls)
 	return urls, nil

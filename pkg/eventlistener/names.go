@@ -3,6 +3,7 @@ package eventlistener
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -60,6 +61,12 @@ func objectName(name, kind string, uid types.UID) string {
 // InClusterURL returns the URL of the Service name in namespace.
 func InClusterURL(namespace, name string) string {
 	return "http://" + name + "." + namespace + ".svc." + ClusterDomain
+}
+
+// TriggerURL returns the address listeners deliver events to: the
+// trigger's headless Service, name, at the servers' own port.
+func TriggerURL(namespace, name string) string {
+	return fmt.Sprintf("%s:%d", InClusterURL(namespace, name), server.Port)
 }
 
 // ExternalURL returns the URL an ingress at host serves the listener name

@@ -56,6 +56,10 @@ type serverSpec struct {
 	// command is listen or trigger; env configures it.
 	command string
 	env     []corev1.EnvVar
+	// headless makes the Service headless, its name resolving to the
+	// pods' addresses and its port the pods' own: a trigger's Service,
+	// which only listeners reach, and which so works without kube-proxy.
+	headless bool
 	// serviceAccountName, when set, runs the pods as that account with
 	// its token mounted; otherwise no token is mounted.
 	serviceAccountName string
@@ -114,9 +118,9 @@ func (s serverSpec) deployment(namespace string) *appsv1.Deployment {
 }
 
 // service returns the Service of s in namespace: port 80 to the pods'
-// 8080.
+// 8080, or a headless Service on 8080.
 func (s serverSpec) service(namespace string) *corev1.Service {
-	return &corev1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: s.name, Labels: s.labels},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
@@ -126,6 +130,11 @@ func (s serverSpec) service(namespace string) *corev1.Service {
 			}},
 		},
 	}
+	if s.headless {
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
+		svc.Spec.Ports[0].Port = server.Port
+	}
+	return svc
 }
 
 // specHash returns a hash of the JSON of spec.

@@ -195,7 +195,7 @@ func TestListenerSubscribersAndSpec(t *testing.T) {
 	name := ListenerObjectName("l", el.UID)
 	dep := &appsv1.Deployment{}
 	f.get(t, name, dep)
-	url1 := InClusterURL("demo", TriggerObjectName("t1", t1.UID))
+	url1 := "http://" + TriggerObjectName("t1", t1.UID) + ".demo.svc.cluster.local:8080"
 	if got := envOf(dep.Spec.Template.Spec.Containers[0])[server.EnvSubscribers]; got != url1 {
 		t.Errorf("subscribers %q, want %q", got, url1)
 	}
@@ -215,7 +215,7 @@ func TestListenerSubscribersAndSpec(t *testing.T) {
 	f.reconcileListener(t, "l")
 	f.get(t, name, dep)
 	ctr := dep.Spec.Template.Spec.Containers[0]
-	urls := []string{url1, InClusterURL("demo", TriggerObjectName("t2", t2.UID))}
+	urls := []string{url1, "http://" + TriggerObjectName("t2", t2.UID) + ".demo.svc.cluster.local:8080"}
 	slices.Sort(urls)
 	if got, want := envOf(ctr)[server.EnvSubscribers], strings.Join(urls, ","); got != want {
 		t.Errorf("subscribers %q, want %q", got, want)
@@ -251,7 +251,8 @@ func TestTriggerObjects(t *testing.T) {
 	}
 	svc := &corev1.Service{}
 	f.get(t, name, svc)
-	if !metav1.IsControlledBy(svc, wt) || svc.Spec.Ports[0].Port != 80 {
+	// Headless, so that listeners reach the pods without kube-proxy.
+	if !metav1.IsControlledBy(svc, wt) || svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Ports[0].Port != 8080 {
 		t.Errorf("Service %+v", svc)
 	}
 

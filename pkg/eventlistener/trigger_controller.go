@@ -111,6 +111,7 @@ func (r *TriggerReconciler) reconcileObjects(ctx context.Context, wt *triggersv1
 		serviceAccountName: wt.Spec.ServiceAccountName,
 		// The pod creates the runs as its service account.
 		mountToken: true,
+		headless:   true,
 	}
 	return r.objects.ensure(ctx, r.recorder, wt, s)
 }

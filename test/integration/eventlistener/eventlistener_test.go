@@ -146,7 +146,9 @@ func (e *env) testTrigger(t *testing.T) {
 	e.setAvailable(ctx, t, ns, name, true)
 	e.waitTriggerReady(ctx, t, ns, wt.Name, corev1.ConditionTrue, eventlistener.ReasonDeploymentAvailable)
 
-	url := "http://" + name + "." + ns + ".svc.cluster.local"
+	// The trigger's Service is headless: the listener reaches its pods at
+	// their own port.
+	url := "http://" + name + "." + ns + ".svc.cluster.local:8080"
 	eventually(ctx, t, "the listener's subscribers", func() (bool, string, error) {
 		dep := e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
 		got, _ := envValue(dep, server.EnvSubscribers)
@@ -267,7 +269,7 @@ func (e *env) testRuns(t *testing.T) {
 	eventually(ctx, t, "the listener's subscribers", func() (bool, string, error) {
 		ldep = e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
 		got, _ := envValue(ldep, server.EnvSubscribers)
-		return got == "http://"+eventlistener.TriggerObjectName(wt.Name, wt.UID)+"."+ns+".svc.cluster.local", got, nil
+		return got == "http://"+eventlistener.TriggerObjectName(wt.Name, wt.UID)+"."+ns+".svc.cluster.local:8080", got, nil
 	})
 	lcfg := server.DefaultListenerConfig()
 	lcfg.Namespace, _ = envValue(ldep, server.EnvListenerNamespace)
