@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -345,4 +347,147 @@ func describeRun(t *testing.T, c client.Client, ns string, wr *batchv1beta1.Work
 		}
 	}
 	return b.String()
+}
+
+// TestEventListenerStartsRun posts a JSON event to an EventListener: the
+// WorkflowTrigger whose filter it passes starts a run with a param taken
+// from the body, created as the trigger's service account, and the run
+// really runs; an event the filter refuses starts nothing.
+func TestEventListenerStartsRun(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	c := crClient(t)
+	applyYAML(t, c, ns, strings.ReplaceAll(`
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowTemplate
+metadata:
+  name: greet
+spec:
+  params:
+    - name: message
+  type: Pod
+  pod:
+    containers:
+      - name: greet
+        image: BUSYBOX
+        env:
+          - name: MESSAGE
+            value: $(params.message)
+        command: ["sh", "-c", "echo \"got: $MESSAGE\""]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: trigger
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: start-runs
+rules:
+  - apiGroups: ["batch.tensorstack.dev"]
+    resources: ["workflowruns"]
+    verbs: ["create"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: trigger-start-runs
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: start-runs
+subjects:
+  - kind: ServiceAccount
+    name: trigger
+---
+apiVersion: tensorstack.dev/v1beta1
+kind: EventListener
+metadata:
+  name: hooks
+---
+apiVersion: tensorstack.dev/v1beta1
+kind: WorkflowTrigger
+metadata:
+  name: on-push
+spec:
+  serviceAccountName: trigger
+  eventSources:
+    - eventListenerName: hooks
+      filters:
+        - path: header.X-Github-Event
+          type: string
+          values: ["push"]
+  workflowRunSpec:
+    workflowTemplateRef: greet
+    params:
+      - name: message
+        value: $(body.head_commit.message)
+`, "BUSYBOX", cluster.BusyboxImage))
+	for _, kind := range []string{"eventlistener/hooks", "workflowtrigger/on-push"} {
+		if _, err := clus.Kubectl(testContext(t), "-n", ns, "wait", "--for=condition=Ready", kind, "--timeout=180s"); err != nil {
+			t.Fatalf("%s not Ready: %v", kind, err)
+		}
+	}
+	ip := strings.TrimSpace(kubectlOut(t, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=event-listener",
+		"-o", "jsonpath={.items[0].status.podIP}"))
+	post := func(event, body string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(testContext(t), http.MethodPost, "http://"+ip+":8080/", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Github-Event", event)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(reply)) != "success" {
+			t.Fatalf("POST %s: %s %q", event, resp.Status, reply)
+		}
+	}
+	post("issues", `{"head_commit": {"message": "not a push"}}`)
+	post("push", `{"head_commit": {"message": "fix the loader"}}`)
+
+	var runs batchv1beta1.WorkflowRunList
+	err := wait.PollUntilContextCancel(testContext(t), time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.List(ctx, &runs, client.InNamespace(ns)); err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		return len(runs.Items) > 0, nil
+	})
+	if err != nil {
+		t.Fatal("no WorkflowRun after the push event")
+	}
+	name := runs.Items[0].Name
+	if !strings.HasPrefix(name, "hooks-on-push-") || len(name) != len("hooks-on-push-")+5 {
+		t.Errorf("run %s, want hooks-on-push-<5 hex>", name)
+	}
+	wr := waitWorkflowRun(t, c, ns, name, timeout)
+	if wr.Status.Phase != batchv1beta1.NodeSucceeded {
+		t.Fatalf("run %s: %s", wr.Status.Phase, describeRun(t, c, ns, wr))
+	}
+	if logs := podLogs(t, ns, wr.Status.PodName); !strings.Contains(logs, "got: fix the loader") {
+		t.Errorf("the run's pod printed %q, want the commit message from the event", logs)
+	}
+	// The issues event passed no filter: still one run.
+	if err := c.List(testContext(t), &runs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Items) != 1 {
+		t.Errorf("%d runs, want 1: the issues event must not start one", len(runs.Items))
+	}
+}
+
+// kubectlOut runs kubectl against the cluster and returns its output.
+func kubectlOut(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := clus.Kubectl(testContext(t), args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	return out
 }
