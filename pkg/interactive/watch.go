@@ -1,0 +1,75 @@
+package interactive
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+)
+
+// NewCache returns a cache of the objects labelled with labelKey (and of
+// byObject as configured there), added to mgr: the manager's own cache
+// holds no Deployments, Services or pods of the workloads.
+func NewCache(mgr ctrl.Manager, labelKey string, byObject map[client.Object]cache.ByObject) (cache.Cache, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultLabelSelector: cacheselector.HasLabel(labelKey),
+		ByObject:             byObject,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cache of %s: %w", labelKey, err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("adding the cache of %s: %w", labelKey, err)
+	}
+	return c, nil
+}
+
+// WatchWorkloads makes b watch, in c, the Deployments and Services that
+// owner's kind controls and the pods of those Deployments, whose label
+// labelKey names their Deployment.
+func WatchWorkloads(b *builder.Builder, mgr ctrl.Manager, c cache.Cache, owner client.Object, labelKey string) *builder.Builder {
+	for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+		b = b.WatchesRawSource(source.Kind(c, o,
+			handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner())))
+	}
+	gvk, err := mgr.GetClient().GroupVersionKindFor(owner)
+	kind := gvk.Kind
+	if err != nil {
+		kind = "" // unknown to the scheme: no pod maps to it
+	}
+	return b.WatchesRawSource(source.Kind(c, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(podOwner(c, labelKey, kind))))
+}
+
+// podOwner maps a pod, through the Deployment its label labelKey names, to
+// the Deployment's controller when that is of kind.
+func podOwner(reader client.Reader, labelKey, kind string) handler.MapFunc {
+	return func(ctx context.Context, pod client.Object) []reconcile.Request {
+		name := pod.GetLabels()[labelKey]
+		if name == "" || kind == "" {
+			return nil
+		}
+		dep := &appsv1.Deployment{}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}, dep); err != nil {
+			return nil
+		}
+		ref := metav1.GetControllerOf(dep)
+		if ref == nil || ref.Kind != kind {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: dep.Namespace, Name: ref.Name}}}
+	}
+}

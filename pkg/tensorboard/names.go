@@ -1,0 +1,36 @@
+package tensorboard
+
+import (
+	"github.com/accelstack/accelstack/pkg/interactive"
+)
+
+// LabelKey is the label, on a TensorBoard's Deployment, Service and pod,
+// whose value is the Deployment's name (ObjectName); it selects the pod and
+// restricts the controller's cache.
+const LabelKey = "tensorstack.dev/tensorboard"
+
+// appName is the app.kubernetes.io/name and component of the objects.
+const appName = "tensorboard"
+
+// Port is where TensorBoard listens, on the pod's loopback only; the
+// activity sidecar proxies to it.
+const Port = 6006
+
+// ContainerName is the name of the TensorBoard container; the init
+// container downloading logDir.http is DownloaderName.
+const (
+	ContainerName  = "tensorboard"
+	DownloaderName = "download-logs"
+)
+
+// ObjectName returns the name of the Deployment and Service of the
+// TensorBoard name: <name>-tensorboard, cut and hashed when that is not a
+// DNS-1035 label.
+func ObjectName(name string) string { return interactive.ObjectName(name, appName) }
+
+// URLPrefix returns the path the TensorBoard namespace/name is served at,
+// its status.url: /tensorboard/<namespace>/<name>/. TensorBoard serves
+// under it (--path_prefix), so a gateway routes it unchanged to the Service.
+func URLPrefix(namespace, name string) string {
+	return interactive.URLPrefix(appName, namespace, name)
+}
