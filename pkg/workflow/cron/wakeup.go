@@ -86,6 +86,11 @@ func (w *wakeups) when(key types.NamespacedName) time.Time {
 // wait sends key's event once the clock reaches p.at, unless stopped.
 func (w *wakeups) wait(key types.NamespacedName, p *wakeup) {
 	for {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
 		now := w.clock.Now()
 		if !now.Before(p.at) {
 			break
