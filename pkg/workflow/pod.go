@@ -89,7 +89,8 @@ func (r *Reconciler) seqPodOutcome(ctx context.Context, pod *corev1.Pod, spec *b
 	if len(spec.Results) > 0 {
 		results, err := seqpod.Results(pod, spec.Results)
 		if err != nil {
-			return outcome{phase: batchv1beta1.NodeFailed, message: err.Error()}, nil
+			// Results over their limit fail the run, with the reason.
+			return outcome{phase: batchv1beta1.NodeFailed, message: err.Error()}, nil //nolint:nilerr // the error is the run's outcome
 		}
 		o.results = results
 	}

@@ -3,7 +3,6 @@ package workflow
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -114,9 +113,4 @@ func jobKinds() []client.Object {
 		&batchv1beta1.XGBoostTrainingJob{}, &batchv1beta1.ColossalAIJob{}, &batchv1beta1.DeepSpeedJob{},
 		&batchv1beta1.MPIJob{}, &batchv1beta1.BeamJob{},
 	}
-}
-
-// isJobType reports whether typ is one of the T9k Job types.
-func isJobType(typ batchv1beta1.WorkflowTemplateType) bool {
-	return strings.HasSuffix(string(typ), "Job")
 }
