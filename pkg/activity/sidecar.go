@@ -21,14 +21,16 @@ const SidecarUser = 65532
 
 // Sidecar returns the activity sidecar container of a workload pod: image
 // run with --upstream=http://127.0.0.1:<upstreamPort>, serving HTTPPort
-// (named HTTPPortName) and SSHPort (SSHPortName), probed on ReportPath,
-// which the sidecar answers itself, so that a probe is never a request to
-// the workload. It runs non-root with a read-only root file system and no
-// capabilities.
+// (named HTTPPortName) and SSHPort (SSHPortName). It is ready while the
+// workload's port takes connections (ReadyzPath), so that the pod's
+// readiness is the workload's, even when the workload listens on the pod's
+// loopback only, and live while it runs (HealthzPath); the sidecar answers
+// both itself, so that a probe is never a request to the workload. It runs
+// non-root with a read-only root file system and no capabilities.
 func Sidecar(image string, upstreamPort int32) corev1.Container {
-	probe := func(period int32) *corev1.Probe {
+	probe := func(path string, period int32) *corev1.Probe {
 		return &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: ReportPath, Port: intstr.FromString(HTTPPortName)}},
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(HTTPPortName)}},
 			PeriodSeconds: period,
 		}
 	}
@@ -44,8 +46,8 @@ func Sidecar(image string, upstreamPort int32) corev1.Container {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
 		},
-		ReadinessProbe: probe(10),
-		LivenessProbe:  probe(20),
+		ReadinessProbe: probe(ReadyzPath, 5),
+		LivenessProbe:  probe(HealthzPath, 20),
 		SecurityContext: &corev1.SecurityContext{
 			RunAsNonRoot:             ptr.To(true),
 			RunAsUser:                ptr.To[int64](SidecarUser),

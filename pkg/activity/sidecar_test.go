@@ -23,9 +23,12 @@ func TestSidecar(t *testing.T) {
 	if diff := cmp.Diff(want, c.Ports); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
-	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != ReportPath || p.HTTPGet.Port.String() != HTTPPortName {
-			t.Errorf("%s probe %+v, want GET %s on %s", name, p, ReportPath, HTTPPortName)
+	for _, p := range []struct {
+		name, path string
+		probe      *corev1.Probe
+	}{{"readiness", ReadyzPath, c.ReadinessProbe}, {"liveness", HealthzPath, c.LivenessProbe}} {
+		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.String() != HTTPPortName {
+			t.Errorf("%s probe %+v, want GET %s on %s", p.name, p.probe, p.path, HTTPPortName)
 		}
 	}
 	sc := c.SecurityContext

@@ -103,19 +103,6 @@ func ServerSecurityContext() *corev1.SecurityContext {
 	}
 }
 
-// ExecProbe is a readiness probe running command in the server's
-// container: the server listens on the pod's loopback only, where the
-// kubelet's HTTP probes cannot reach, and a probe through the sidecar
-// would count as a request.
-func ExecProbe(command ...string) *corev1.Probe {
-	return &corev1.Probe{
-		ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: command}},
-		PeriodSeconds:    10,
-		TimeoutSeconds:   5,
-		FailureThreshold: 3,
-	}
-}
-
 // ValidateScheduler checks that a T9k Scheduler queue is named, as a
 // label value, since it becomes the pod's queue label.
 func ValidateScheduler(s *tensorstackv1beta1.SchedulePolicy, p *field.Path) field.ErrorList {

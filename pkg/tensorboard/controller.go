@@ -42,7 +42,7 @@ const (
 
 // SecretRetry is how often a TensorBoard waiting for its S3 Secret looks
 // again: Secrets are not watched.
-const SecretRetry = 30 * time.Second
+const SecretRetry = 10 * time.Second
 
 // staleRetry is when a reconcile that met a stale cache runs again.
 const staleRetry = time.Second

@@ -67,9 +67,6 @@ for d, u, f in zip(a[0::3], a[1::3], a[2::3]):
     print("downloaded", u, flush=True)
 `
 
-// probeScript connects to TensorBoard's port.
-var probeScript = `import socket; socket.create_connection(("127.0.0.1", ` + strconv.Itoa(Port) + `), 3).close()`
-
 // Volume names.
 const (
 	httpVolume  = "http-logs"
@@ -116,7 +113,6 @@ func workload(tb *tensorstackv1beta1.TensorBoard, p *plan, layout s3Layout, imag
 		Args:            args[1:],
 		Env:             []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
 		Resources:       resources,
-		ReadinessProbe:  interactive.ExecProbe("python3", "-c", probeScript),
 		SecurityContext: interactive.ServerSecurityContext(),
 		VolumeMounts:    []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
 	}

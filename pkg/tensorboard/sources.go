@@ -162,6 +162,7 @@ func (p *plan) addFileset(fs string, fp *field.Path) field.ErrorList {
 		}
 		clean, e := cleanPath(sub, fp)
 		if e != nil {
+			e.BadValue = fs
 			return field.ErrorList{e}
 		}
 		p.addPVC(name, clean)

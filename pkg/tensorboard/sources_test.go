@@ -30,8 +30,8 @@ func TestBuildPlan(t *testing.T) {
 	}, {
 		name: "logDir of every kind",
 		spec: tensorstackv1beta1.TensorBoardSpec{LogDir: &tensorstackv1beta1.TensorBoardDataSource{
-			PVC: []tensorstackv1beta1.PVCDataSource{{Name: "a", SubPath: []string{"/log/", "x/./y"}}, {Name: "b"}},
-			S3:  &tensorstackv1beta1.S3DataSource{SecretRef: tensorstackv1beta1.SecretRef{Name: "s3"}, URI: []string{"s3://bucket/run", "s3://bucket"}},
+			PVC:  []tensorstackv1beta1.PVCDataSource{{Name: "a", SubPath: []string{"/log/", "x/./y"}}, {Name: "b"}},
+			S3:   &tensorstackv1beta1.S3DataSource{SecretRef: tensorstackv1beta1.SecretRef{Name: "s3"}, URI: []string{"s3://bucket/run", "s3://bucket"}},
 			HTTP: &tensorstackv1beta1.HTTPDataSource{URL: []string{"https://example.com/logs/events.out.tfevents.1?sig=x"}},
 		}},
 		wantLogdir: "a/log:/t9k/logs/pvc/a/log,a/x/y:/t9k/logs/pvc/a/x/y,b:/t9k/logs/pvc/b,bucket/run:s3://bucket/run,bucket:s3://bucket,http/0:/t9k/logs/http/0",
