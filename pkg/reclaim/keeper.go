@@ -22,11 +22,11 @@ import (
 // not suspended, sets their Idle condition and suspends those Idle for too
 // long.
 type Keeper struct {
-	// client reads namespaces and workloads from the manager's cache and
-	// writes.
+	// client writes the workloads.
 	client client.Client
-	// reader reads pods, which the manager's cache does not hold, and
-	// workloads afresh after a conflict.
+	// reader reads namespaces, workloads and pods straight from the API
+	// server: a probe acts on what is, not on a cache that may lag behind
+	// the Keeper's own last write, and the manager's cache holds no pods.
 	reader   client.Reader
 	recorder events.EventRecorder
 	opts     Options
@@ -44,8 +44,8 @@ var (
 	_ manager.LeaderElectionRunnable = (*Keeper)(nil)
 )
 
-// NewKeeper returns a Keeper. c reads from a cache of namespaces and the
-// three kinds; reader reads pods straight from the API server.
+// NewKeeper returns a Keeper that writes through c and reads through
+// reader, the manager's API reader.
 func NewKeeper(c client.Client, reader client.Reader, recorder events.EventRecorder, opts Options) *Keeper {
 	return &Keeper{
 		client: c, reader: reader, recorder: recorder, opts: opts.withDefaults(),
@@ -149,7 +149,7 @@ func (k *Keeper) ProbeAll(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
 	cyc := newCycle(k, k.opts.Clock.Now())
 	var nss corev1.NamespaceList
-	if err := k.client.List(ctx, &nss, client.MatchingLabels{EnabledLabelKey: EnabledLabelValue}); err != nil {
+	if err := k.reader.List(ctx, &nss, client.MatchingLabels{EnabledLabelKey: EnabledLabelValue}); err != nil {
 		log.Error(err, "Listing the opted-in namespaces")
 		return
 	}
@@ -169,7 +169,7 @@ func (k *Keeper) ProbeAll(ctx context.Context) {
 		var pods []corev1.Pod
 		listed := false
 		for _, kd := range kinds {
-			ws, err := kd.list(ctx, k.client, ns.Name)
+			ws, err := kd.list(ctx, k.reader, ns.Name)
 			if err != nil {
 				log.Error(err, "Listing workloads", "kind", kd.name(), "namespace", ns.Name)
 				continue
