@@ -39,7 +39,8 @@
 //
 // The Idle condition is written through the status subresource with its
 // lastProbeTime at every probe and its lastTransitionTime at each change of
-// status. A workload Idle for suspend-after gets spec.suspend=true, and
+// status; with it, a Notebook's status.ssh.lastSshClientActivity follows
+// the sidecar's last SSH data. A workload Idle for suspend-after gets spec.suspend=true, and
 // its controller deletes its pods; a user resumes it by clearing
 // spec.suspend, and the new pod's start is activity. RStudio notebooks are
 // never idle. Each change (Idle, active again, suspended) is an event whose

@@ -104,6 +104,9 @@ type decision struct {
 	last time.Time
 	// why says which required source could not decide.
 	why string
+	// sshSeen is when an SSH client was last seen: now while a session is
+	// open; zero when never.
+	sshSeen time.Time
 }
 
 // decide reads the evidence of a workload's pods at now. Activity within
@@ -120,8 +123,12 @@ func decide(now time.Time, idleAfter time.Duration, evidence []Evidence) decisio
 			continue
 		}
 		knownAny = true
-		if l := e.latest(now); l.After(d.last) {
+		l := e.latest(now)
+		if l.After(d.last) {
 			d.last = l
+		}
+		if e.Source == SourceSSH && l.After(d.sshSeen) {
+			d.sshSeen = l
 		}
 		if e.Source == SourceStart {
 			starts[e.Pod] = e.Since

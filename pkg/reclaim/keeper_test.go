@@ -588,3 +588,34 @@ func TestKeeperExplorer(t *testing.T) {
 	f.probe()
 	f.wantIdle(ex, corev1.ConditionTrue, ReasonNoActivity, "ex-codeserver-abc: no request for 1h10m")
 }
+
+// TestKeeperSSHActivity: SSH data within idle-after keeps a notebook active,
+// and its status.ssh.lastSshClientActivity follows the sidecar.
+func TestKeeperSSHActivity(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	nb, srv := f.notebook(testNS, "nb", tensorstackv1beta1.NotebookJupyter, 0)
+	nb.Status.SSH = &tensorstackv1beta1.NotebookSSHStatus{ServiceName: "managed-notebook-x-ssh", Port: 22}
+	if err := f.c.Status().Update(f.ctx, nb); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(3 * time.Hour)
+	at := f.clock.Now().Add(-20 * time.Minute)
+	srv.SetReport(func(r *activity.Report) { r.LastSSH = &at })
+	f.probe()
+	f.wantIdle(nb, corev1.ConditionFalse, ReasonActive, "last SSH 20m ago")
+	if got := nb.Status.SSH.LastSSHClientActivity; got == nil || !got.Time.Equal(at) {
+		t.Errorf("lastSshClientActivity %v, want %s", got, at)
+	}
+	if nb.Status.SSH.ServiceName != "managed-notebook-x-ssh" {
+		t.Errorf("status.ssh changed: %+v", nb.Status.SSH)
+	}
+
+	// An open session is activity now.
+	f.clock.Step(2 * time.Hour)
+	srv.SetReport(func(r *activity.Report) { r.SSHSessions = 1 })
+	f.probe()
+	f.wantIdle(nb, corev1.ConditionFalse, ReasonActive, "1 SSH session(s) open")
+	if got := nb.Status.SSH.LastSSHClientActivity; got == nil || !got.Time.Equal(f.clock.Now()) {
+		t.Errorf("lastSshClientActivity %v, want now", got)
+	}
+}

@@ -95,7 +95,7 @@ func (k *Keeper) act(ctx context.Context, now time.Time, j job, d decision, summ
 		next = condition{Status: cur.Status, Reason: cur.Reason,
 			Message: fmt.Sprintf("Cannot tell whether still %s (%s): %s", stateOf(cur.Status), d.why, summary)}
 	}
-	if err := k.writeIdle(ctx, j.kind, w, next, now); err != nil {
+	if err := k.writeIdle(ctx, j.kind, w, next, now, d.sshSeen); err != nil {
 		log.Error(err, "Writing the Idle condition")
 	}
 }
@@ -121,9 +121,10 @@ func (k *Keeper) suspend(ctx context.Context, w workload) error {
 
 // writeIdle writes the Idle condition through the status subresource,
 // probed at now; its lastTransitionTime moves only when its status
-// changes. On a conflict it reads the workload afresh and sets the
-// condition again, leaving the other conditions as they are.
-func (k *Keeper) writeIdle(ctx context.Context, kd kind, w workload, next condition, now time.Time) error {
+// changes. A Notebook's status.ssh.lastSshClientActivity moves forward to
+// sshSeen. On a conflict it reads the workload afresh and sets them again,
+// leaving the rest of the status as it is.
+func (k *Keeper) writeIdle(ctx context.Context, kd kind, w workload, next condition, now, sshSeen time.Time) error {
 	key := client.ObjectKeyFromObject(w.object())
 	first := true
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
@@ -142,6 +143,9 @@ func (k *Keeper) writeIdle(ctx context.Context, kd kind, w workload, next condit
 			c.LastTransitionTime = cur.LastTransitionTime
 		}
 		w.setIdle(c)
+		if r, ok := w.(sshRecorder); ok && !sshSeen.IsZero() {
+			r.recordSSH(sshSeen)
+		}
 		err := k.client.Status().Update(ctx, w.object())
 		if apierrors.IsNotFound(err) {
 			return nil

@@ -2,6 +2,7 @@ package reclaim
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,14 @@ type workload interface {
 	jupyter() bool
 	// neverIdle says why it is never idle; empty when it may be.
 	neverIdle() string
+}
+
+// sshRecorder is a workload whose status says when an SSH client was last
+// seen.
+type sshRecorder interface {
+	// recordSSH moves the time forward to t, when the workload has an SSH
+	// status.
+	recordSSH(t time.Time)
 }
 
 // kind lists and reads the workloads of one kind.
@@ -102,6 +111,16 @@ func (w notebook) neverIdle() string {
 		return "RStudio notebooks are never idle"
 	}
 	return ""
+}
+
+var _ sshRecorder = notebook{}
+
+func (w notebook) recordSSH(t time.Time) {
+	s := w.Status.SSH
+	if s == nil || (s.LastSSHClientActivity != nil && !t.After(s.LastSSHClientActivity.Time)) {
+		return
+	}
+	s.LastSSHClientActivity = &metav1.Time{Time: t}
 }
 
 type notebookKind struct{}
