@@ -134,7 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("updating the status of CronWorkflowRun %s: %w", cwr.Name, err)
 		}
 	}
-	if _, err := r.pruneHistory(ctx, cwr, runs); err != nil {
+	if err := r.pruneHistory(ctx, cwr, runs); err != nil {
 		return ctrl.Result{}, err
 	}
 	if res.next.IsZero() {

@@ -102,9 +102,9 @@ func (r *Reconciler) deleteRun(ctx context.Context, run *batchv1beta1.WorkflowRu
 	return true, nil
 }
 
-// pruneHistory deletes the oldest finished runs beyond the history limits
-// and returns the runs left. An unset limit keeps every run of its kind.
-func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWorkflowRun, runs []*batchv1beta1.WorkflowRun) ([]*batchv1beta1.WorkflowRun, error) {
+// pruneHistory deletes the oldest finished runs beyond the history limits.
+// An unset limit keeps every run of its kind.
+func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWorkflowRun, runs []*batchv1beta1.WorkflowRun) error {
 	var ok, bad []*batchv1beta1.WorkflowRun
 	for _, run := range runs {
 		switch {
@@ -115,7 +115,6 @@ func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWor
 			bad = append(bad, run)
 		}
 	}
-	gone := map[*batchv1beta1.WorkflowRun]bool{}
 	for _, kind := range []struct {
 		runs  []*batchv1beta1.WorkflowRun
 		limit *int32
@@ -132,9 +131,8 @@ func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWor
 		for _, run := range kind.runs[:len(kind.runs)-int(*kind.limit)] {
 			deleted, err := r.deleteRun(ctx, run)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			gone[run] = true
 			if !deleted {
 				continue
 			}
@@ -144,11 +142,5 @@ func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWor
 				"Deleted %s WorkflowRun %s: more than %d %s runs (%s)", kind.what, run.Name, *kind.limit, kind.what, kind.field)
 		}
 	}
-	left := runs[:0:0]
-	for _, run := range runs {
-		if !gone[run] {
-			left = append(left, run)
-		}
-	}
-	return left, nil
+	return nil
 }
