@@ -45,7 +45,7 @@ if [ -f "$f" ]; then
   S3_ENDPOINT=$(get host_base)
   case "$S3_ENDPOINT" in
   *://*) ;;
-  *) case "$(get use_https)" in [Ff]alse|[Nn]o|[Oo]ff|0) S3_ENDPOINT="http://$S3_ENDPOINT" ;; *) S3_ENDPOINT="https://$S3_ENDPOINT" ;; esac ;;
+  *) case "$(get use_https | tr A-Z a-z)" in false|no|off|0) S3_ENDPOINT="http://$S3_ENDPOINT" ;; *) S3_ENDPOINT="https://$S3_ENDPOINT" ;; esac ;;
   esac
   AWS_REGION=$(get bucket_location)
   case "$AWS_REGION" in US) AWS_REGION= ;; EU) AWS_REGION=eu-west-1 ;; esac

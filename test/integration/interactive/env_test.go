@@ -101,10 +101,7 @@ func (e *env) waitDeployment(ctx context.Context, t *testing.T, ns, name string,
 	dep := &appsv1.Deployment{}
 	eventually(ctx, t, "Deployment "+name, func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, dep)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return cond == nil || cond(dep), fmt.Sprintf("replicas %d", *dep.Spec.Replicas), nil
+		return err == nil && (cond == nil || cond(dep)), fmt.Sprintf("error %v replicas %v", err, dep.Spec.Replicas), nil
 	})
 	return dep
 }
