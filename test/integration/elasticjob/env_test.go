@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,8 +23,6 @@ type env struct {
 	c client.Client
 }
 
-var nsCounter atomic.Int32
-
 // startEnv starts the control plane, the ElasticJob webhook configuration
 // of deploy/controllers pointed at the in-process controllers, and the
 // controllers.
@@ -40,11 +37,7 @@ func startEnv(t *testing.T) *env {
 // namespace creates a namespace for one subtest.
 func (e *env) namespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("elastic-%d", nsCounter.Add(1))
-	if err := e.c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testutil.Namespace(t, e.c, "elastic", nil)
 }
 
 // testContext returns a context that ends with the subtest or after a while.

@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,8 +24,6 @@ type env struct {
 	c           client.Client
 }
 
-var nsCounter atomic.Int32
-
 // startEnv starts the control plane and the controllers.
 func startEnv(t *testing.T) *env {
 	t.Helper()
@@ -37,11 +34,7 @@ func startEnv(t *testing.T) *env {
 // namespace creates a namespace for one subtest.
 func (e *env) namespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("events-%d", nsCounter.Add(1))
-	if err := e.c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testutil.Namespace(t, e.c, "events", nil)
 }
 
 // testContext returns a context that ends with the subtest or after a while.
