@@ -99,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		st := &tensorstackv1beta1.ResourceStatus{
 			Phase: tensorstackv1beta1.ResourcePhase(states[c].Phase),
 			Pod:   states[c].Pod,
-			URL:   URLPrefix(ex.Namespace, ex.Name, c),
+			URL:   URL(ex.Namespace, ex.Name, c),
 		}
 		if c == FileBrowser {
 			ex.Status.FileBrowser = st

@@ -48,10 +48,22 @@ func ObjectName(name string, c Component) string {
 // InstanceName returns the value of InstanceLabelKey of the Explorer name.
 func InstanceName(name string) string { return interactive.ObjectName(name, appName) }
 
-// URLPrefix returns the path the component of the Explorer namespace/name
-// is served at, its status url: /explorer/<namespace>/<name>/<component>/.
-// The file browser serves under it (--baseurl); code-server serves at its
-// root, with relative links, so the gateway strips the prefix for it.
+// URLPrefix returns the path a gateway serves the component of the
+// Explorer namespace/name at: /explorer/<namespace>/<name>/<component>/.
+// The file browser serves under it (--baseurl), so the gateway routes it
+// unchanged; code-server serves at its root, with relative links, so the
+// gateway strips the prefix for it.
 func URLPrefix(namespace, name string, c Component) string {
 	return interactive.URLPrefix(appName, namespace, name, string(c))
+}
+
+// URL returns the in-cluster URL of the component of the Explorer
+// namespace/name, its status url: its Service, and URLPrefix for the file
+// browser, the root for code-server.
+func URL(namespace, name string, c Component) string {
+	path := "/"
+	if c == FileBrowser {
+		path = URLPrefix(namespace, name, c)
+	}
+	return interactive.InClusterURL(namespace, ObjectName(name, c), path)
 }

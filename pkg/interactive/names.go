@@ -40,6 +40,15 @@ func URLPrefix(kind, namespace, name string, parts ...string) string {
 	return p
 }
 
+// InClusterURL returns the URL of path on port 80 of the Service name of
+// namespace, as pods of the cluster reach it.
+func InClusterURL(namespace, name, path string) string {
+	return "http://" + name + "." + namespace + ".svc." + ClusterDomain + path
+}
+
+// ClusterDomain is the DNS domain of the cluster's Services.
+const ClusterDomain = "cluster.local"
+
 // The app.kubernetes.io labels of the workloads' objects.
 const (
 	AppNameLabelKey      = "app.kubernetes.io/name"

@@ -101,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	tb.Status.Phase = tensorstackv1beta1.TensorBoardPhase(state.Phase)
 	tb.Status.Pod = state.Pod
-	tb.Status.URL = URLPrefix(tb.Namespace, tb.Name)
+	tb.Status.URL = URL(tb.Namespace, tb.Name)
 	setReady(&tb.Status.Conditions, state)
 	if !equality.Semantic.DeepEqual(old, &tb.Status) {
 		if uerr := r.client.Status().Update(ctx, tb); apierrors.IsConflict(uerr) && err == nil {

@@ -28,9 +28,15 @@ const (
 // DNS-1035 label.
 func ObjectName(name string) string { return interactive.ObjectName(name, appName) }
 
-// URLPrefix returns the path the TensorBoard namespace/name is served at,
-// its status.url: /tensorboard/<namespace>/<name>/. TensorBoard serves
-// under it (--path_prefix), so a gateway routes it unchanged to the Service.
+// URLPrefix returns the path the TensorBoard namespace/name is served at:
+// /tensorboard/<namespace>/<name>/. TensorBoard serves under it
+// (--path_prefix), so a gateway routes it unchanged to the Service.
 func URLPrefix(namespace, name string) string {
 	return interactive.URLPrefix(appName, namespace, name)
+}
+
+// URL returns the in-cluster URL of the TensorBoard namespace/name, its
+// status.url: its Service and URLPrefix.
+func URL(namespace, name string) string {
+	return interactive.InClusterURL(namespace, ObjectName(name), URLPrefix(namespace, name))
 }

@@ -238,3 +238,9 @@ func TestS3Prelude(t *testing.T) {
 		t.Errorf("S3-cfg (-want +got):\n%s", diff)
 	}
 }
+
+func TestURL(t *testing.T) {
+	if got := URL("demo", "tb"); got != "http://tb-tensorboard.demo.svc.cluster.local/tensorboard/demo/tb/" {
+		t.Errorf("got %s", got)
+	}
+}

@@ -94,8 +94,10 @@ func (e *env) testExplorer(t *testing.T) {
 		name, url, image string
 		port             int
 	}{
-		explorer.FileBrowser: {"example-explorer-file-browser", "/explorer/" + ns + "/example/file-browser/", explorer.DefaultFileBrowserImage, explorer.FileBrowserPort},
-		explorer.CodeServer:  {"example-explorer-code-server", "/explorer/" + ns + "/example/code-server/", explorer.DefaultCodeServerImage, explorer.CodeServerPort},
+		explorer.FileBrowser: {"example-explorer-file-browser", "http://example-explorer-file-browser." + ns + ".svc.cluster.local/explorer/" + ns + "/example/file-browser/",
+			explorer.DefaultFileBrowserImage, explorer.FileBrowserPort},
+		explorer.CodeServer: {"example-explorer-code-server", "http://example-explorer-code-server." + ns + ".svc.cluster.local/",
+			explorer.DefaultCodeServerImage, explorer.CodeServerPort},
 	}
 	for _, c := range explorer.Components {
 		w := want[c]

@@ -157,7 +157,7 @@ func (e *env) testTensorBoard(t *testing.T) {
 	e.checkService(ctx, t, ns, name, tb, map[string]string{tensorboard.LabelKey: name})
 
 	tb = e.waitTensorBoard(ctx, t, ns, tb.Name, phase(tensorstackv1beta1.TensorBoardPending))
-	if tb.Status.URL != "/tensorboard/"+ns+"/pytorchtrainingjob-tensorboard/" || tbCondition(tb, "Ready").Status != corev1.ConditionFalse {
+	if tb.Status.URL != "http://"+name+"."+ns+".svc.cluster.local/tensorboard/"+ns+"/pytorchtrainingjob-tensorboard/" || tbCondition(tb, "Ready").Status != corev1.ConditionFalse {
 		t.Errorf("url %q conditions %+v", tb.Status.URL, tb.Status.Conditions)
 	}
 
