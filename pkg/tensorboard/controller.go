@@ -117,9 +117,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // its spec is invalid or its S3 Secret unusable, and returns its state.
 func (r *Reconciler) reconcileWorkload(ctx context.Context, tb *tensorstackv1beta1.TensorBoard) (interactive.State, ctrl.Result, error) {
 	name := ObjectName(tb.Name)
-	p, errs := buildPlan(&tb.Spec)
-	errs = append(errs, interactive.ValidateScheduler(tb.Spec.Scheduler, specPath.Child("scheduler"))...)
-	if len(errs) > 0 {
+	p, _ := buildPlan(&tb.Spec, specPath)
+	if errs := Validate(tb); len(errs) > 0 {
 		return r.observe(ctx, tb, name, nil, &interactive.State{Phase: interactive.PhaseFailed, Reason: ReasonInvalidSpec, Message: errs.ToAggregate().Error()})
 	}
 	layout := s3None

@@ -27,7 +27,7 @@ func tensorBoard(spec tensorstackv1beta1.TensorBoardSpec) *tensorstackv1beta1.Te
 // mustPlan returns the plan of tb's spec.
 func mustPlan(t *testing.T, tb *tensorstackv1beta1.TensorBoard) *plan {
 	t.Helper()
-	p, errs := buildPlan(&tb.Spec)
+	p, errs := buildPlan(&tb.Spec, specPath)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -55,11 +55,8 @@ type plan struct {
 	downloads []download
 }
 
-var (
-	specPath     = field.NewPath("spec")
-	filesetsPath = specPath.Child("trainingLogFilesets")
-	logDirPath   = specPath.Child("logDir")
-)
+// specPath is the path of a TensorBoard's spec.
+var specPath = field.NewPath("spec")
 
 // bucketRE matches an S3 bucket name.
 var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
@@ -70,8 +67,14 @@ var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 // S3 locations read with different Secrets, no location at all, or an
 // invalid queue.
 func Validate(tb *tensorstackv1beta1.TensorBoard) field.ErrorList {
-	_, errs := buildPlan(&tb.Spec)
-	return append(errs, interactive.ValidateScheduler(tb.Spec.Scheduler, specPath.Child("scheduler"))...)
+	return ValidateSpec(&tb.Spec, specPath)
+}
+
+// ValidateSpec is Validate of a TensorBoardSpec at the path p, such as a
+// training job's spec.tensorboardSpec.
+func ValidateSpec(spec *tensorstackv1beta1.TensorBoardSpec, p *field.Path) field.ErrorList {
+	_, errs := buildPlan(spec, p)
+	return append(errs, interactive.ValidateScheduler(spec.Scheduler, p.Child("scheduler"))...)
 }
 
 // ValidateUpdate is Validate, except that a TensorBoard whose locations of
@@ -88,9 +91,10 @@ func ValidateUpdate(tb, old *tensorstackv1beta1.TensorBoard) field.ErrorList {
 
 // buildPlan reads the locations of logs of spec, logDir's first (PVCs, S3,
 // HTTP), then trainingLogFilesets, naming each run after its location.
-func buildPlan(spec *tensorstackv1beta1.TensorBoardSpec) (*plan, field.ErrorList) {
+func buildPlan(spec *tensorstackv1beta1.TensorBoardSpec, path *field.Path) (*plan, field.ErrorList) {
 	p := &plan{}
 	var errs field.ErrorList
+	logDirPath := path.Child("logDir")
 	if ld := spec.LogDir; ld != nil {
 		for i, src := range ld.PVC {
 			fp := logDirPath.Child("pvc").Index(i)
@@ -138,10 +142,10 @@ func buildPlan(spec *tensorstackv1beta1.TensorBoardSpec) (*plan, field.ErrorList
 		}
 	}
 	for i, fs := range spec.TrainingLogFilesets {
-		errs = append(errs, p.addFileset(fs, filesetsPath.Index(i))...)
+		errs = append(errs, p.addFileset(fs, path.Child("trainingLogFilesets").Index(i))...)
 	}
 	if len(errs) == 0 && len(p.runs) == 0 {
-		errs = append(errs, field.Required(specPath, "no location of logs: logDir or trainingLogFilesets must name at least one"))
+		errs = append(errs, field.Required(path, "no location of logs: logDir or trainingLogFilesets must name at least one"))
 	}
 	return p, errs
 }

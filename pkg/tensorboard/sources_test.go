@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 )
@@ -51,7 +52,7 @@ func TestBuildPlan(t *testing.T) {
 		wantSecret: "s",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, errs := buildPlan(&tc.spec)
+			p, errs := buildPlan(&tc.spec, specPath)
 			if len(errs) > 0 {
 				t.Fatalf("errors: %v", errs)
 			}
@@ -144,5 +145,15 @@ func TestValidateUpdate(t *testing.T) {
 	tb.Spec.TrainingLogFilesets = []string{"nfs://y"}
 	if errs := ValidateUpdate(tb, old); len(errs) == 0 {
 		t.Error("a new invalid location admitted")
+	}
+}
+
+// TestValidateSpec: a training job's tensorboardSpec is checked at its
+// own path.
+func TestValidateSpec(t *testing.T) {
+	spec := tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"t9k://pvc/logs/../.."}}
+	errs := ValidateSpec(&spec, field.NewPath("spec", "tensorboardSpec"))
+	if len(errs) != 1 || errs[0].Field != "spec.tensorboardSpec.trainingLogFilesets[0]" {
+		t.Errorf("got %v", errs)
 	}
 }
