@@ -20,13 +20,15 @@ import (
 )
 
 // NewCache returns a cache of the objects labelled with labelKey (and of
-// byObject as configured there), added to mgr: the manager's own cache
-// holds no Deployments, Services or pods of the workloads.
+// byObject as configured there), without their managed fields, added to
+// mgr: the manager's own cache holds no Deployments, Services or pods of
+// the workloads.
 func NewCache(mgr ctrl.Manager, labelKey string, byObject map[client.Object]cache.ByObject) (cache.Cache, error) {
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: cacheselector.HasLabel(labelKey),
+		DefaultTransform:     cache.TransformStripManagedFields(),
 		ByObject:             byObject,
 	})
 	if err != nil {
