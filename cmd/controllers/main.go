@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -54,6 +55,11 @@ func main() {
 	fs.StringVar(&opts.TensorBoardImage, "tensorboard-image", tensorboard.DefaultImage, "Image of TensorBoards that name none.")
 	fs.StringVar(&opts.FileBrowserImage, "file-browser-image", explorer.DefaultFileBrowserImage, "Image of the Explorers' file browser.")
 	fs.StringVar(&opts.CodeServerImage, "code-server-image", explorer.DefaultCodeServerImage, "Image of the Explorers' code-server.")
+	fs.DurationVar(&opts.ResourceKeeper.ProbePeriod, "resource-keeper-probe-period", time.Minute, "How often the Resource Keeper probes the activity of Notebooks, TensorBoards and Explorers.")
+	fs.DurationVar(&opts.ResourceKeeper.Defaults.IdleAfter, "resource-keeper-idle-after", time.Hour, "Default time without activity after which a workload is Idle; a namespace's tensorstack.dev/idle-after annotation overrides it.")
+	fs.DurationVar(&opts.ResourceKeeper.Defaults.SuspendAfter, "resource-keeper-suspend-after", 24*time.Hour, "Default time in Idle after which a workload is suspended; a namespace's tensorstack.dev/suspend-after annotation overrides it.")
+	fs.Float64Var(&opts.ResourceKeeper.Defaults.GPUUtilizationThreshold, "resource-keeper-gpu-utilization-threshold", 5, "Default GPU utilization, in percent, above which a workload's GPU counts as activity.")
+	fs.StringVar(&opts.ResourceKeeper.NodeAgentNamespace, "node-agent-namespace", "accelstack-system", "Namespace of the node agent's pods, whose GPU metrics the Resource Keeper reads.")
 	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
 
 	cli.Main(fs, func(ctx context.Context) error {

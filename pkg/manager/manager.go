@@ -80,6 +80,9 @@ type Options struct {
 	// Explorers; TensorBoardImage, FileBrowserImage and CodeServerImage
 	// run their servers.
 	ActivityImage, TensorBoardImage, FileBrowserImage, CodeServerImage string
+	// ResourceKeeper configures idle reclaim: the probe period, the
+	// cluster-wide thresholds and where the node agent runs.
+	ResourceKeeper reclaim.Options
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 	// Logger is the manager's and controllers' logger; zero means ctrl.Log.
@@ -216,7 +219,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := explorer.Setup(mgr, explorer.Options{FileBrowserImage: opts.FileBrowserImage, CodeServerImage: opts.CodeServerImage, ActivityImage: opts.ActivityImage}); err != nil {
 		return nil, fmt.Errorf("setting up the Explorer controller: %w", err)
 	}
-	if err := reclaim.Setup(mgr, reclaim.Options{}); err != nil {
+	if err := reclaim.Setup(mgr, opts.ResourceKeeper); err != nil {
 		return nil, fmt.Errorf("setting up the Resource Keeper: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
