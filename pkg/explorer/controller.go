@@ -33,7 +33,7 @@ const (
 	// belongs to something else.
 	ReasonNameConflict = "NameConflict"
 	// EventCreated: the controller created a Deployment or Service.
-	EventCreated = "Created"
+	EventCreated = interactive.EventCreated
 	// EventFailed: the controller could not write one.
 	EventFailed = "Failed"
 )
@@ -145,7 +145,7 @@ func (r *Reconciler) reconcileWorkloads(ctx context.Context, ex *tensorstackv1be
 		o := override
 		if pvc != nil {
 			var err error
-			dep, err = r.ensure(ctx, ex, workload(ex, pvc, c, r.opts))
+			dep, err = r.writer.Ensure(ctx, r.recorder, ex, workload(ex, pvc, c, r.opts))
 			switch {
 			case errors.Is(err, interactive.ErrStale):
 				// The cache has not seen what this controller created.
@@ -170,29 +170,6 @@ func (r *Reconciler) reconcileWorkloads(ctx context.Context, ex *tensorstackv1be
 		return readyUnknown(errors.Join(errs...)), states, ctrl.Result{}, errors.Join(errs...)
 	}
 	return readiness(ex, states), states, result, nil
-}
-
-// ensure makes the Deployment and Service of w, owned by ex, recording
-// their creation, and returns the Deployment.
-func (r *Reconciler) ensure(ctx context.Context, ex *tensorstackv1beta1.Explorer, w interactive.Workload) (*appsv1.Deployment, error) {
-	log := ctrl.LoggerFrom(ctx)
-	dep, created, err := r.writer.EnsureDeployment(ctx, ex, w.Deployment())
-	if err != nil {
-		return nil, err
-	}
-	if created {
-		log.V(3).Info("Created Deployment", "deployment", klog.KObj(dep))
-		r.recorder.Eventf(ex, dep, corev1.EventTypeNormal, EventCreated, "CreateDeployment", "Created Deployment %s", dep.Name)
-	}
-	svc := w.Service()
-	if created, err = r.writer.EnsureService(ctx, ex, svc); err != nil {
-		return nil, err
-	}
-	if created {
-		log.V(3).Info("Created Service", "service", klog.KObj(svc))
-		r.recorder.Eventf(ex, svc, corev1.EventTypeNormal, EventCreated, "CreateService", "Created Service %s", svc.Name)
-	}
-	return dep, nil
 }
 
 // observe returns the state of the component of ex from its Deployment

@@ -14,6 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -40,6 +43,34 @@ type Writer struct {
 	Client            client.Client
 	Reader, APIReader client.Reader
 	Scheme            *runtime.Scheme
+}
+
+// EventCreated is the reason of the event recorded on a workload whose
+// Deployment or Service was created.
+const EventCreated = "Created"
+
+// Ensure makes the Deployment and Service of wl, controlled by owner,
+// recording their creation on owner with recorder, and returns the
+// Deployment.
+func (w Writer) Ensure(ctx context.Context, recorder events.EventRecorder, owner client.Object, wl Workload) (*appsv1.Deployment, error) {
+	log := ctrl.LoggerFrom(ctx)
+	dep, created, err := w.EnsureDeployment(ctx, owner, wl.Deployment())
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		log.V(3).Info("Created Deployment", "deployment", klog.KObj(dep))
+		recorder.Eventf(owner, dep, corev1.EventTypeNormal, EventCreated, "CreateDeployment", "Created Deployment %s", dep.Name)
+	}
+	svc := wl.Service()
+	if created, err = w.EnsureService(ctx, owner, svc); err != nil {
+		return nil, err
+	}
+	if created {
+		log.V(3).Info("Created Service", "service", klog.KObj(svc))
+		recorder.Eventf(owner, svc, corev1.EventTypeNormal, EventCreated, "CreateService", "Created Service %s", svc.Name)
+	}
+	return dep, nil
 }
 
 // EnsureDeployment creates the Deployment want, controlled by owner, or

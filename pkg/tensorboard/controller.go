@@ -35,7 +35,7 @@ const (
 	// name belongs to something else.
 	ReasonNameConflict = "NameConflict"
 	// EventCreated: the controller created the Deployment or Service.
-	EventCreated = "Created"
+	EventCreated = interactive.EventCreated
 	// EventFailed: the controller could not write them.
 	EventFailed = "Failed"
 )
@@ -135,7 +135,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, tb *tensorstackv1bet
 	}
 
 	w := workload(tb, p, layout, r.opts.Image, r.opts.ActivityImage)
-	dep, err := r.ensure(ctx, tb, w)
+	dep, err := r.writer.Ensure(ctx, r.recorder, tb, w)
 	switch {
 	case errors.Is(err, interactive.ErrStale):
 		// The cache has not seen what this controller created.
@@ -149,29 +149,6 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, tb *tensorstackv1bet
 		return st, ctrl.Result{}, errors.Join(err, oerr)
 	}
 	return r.observe(ctx, tb, name, dep, nil)
-}
-
-// ensure makes the Deployment and Service of w, owned by tb, recording
-// their creation, and returns the Deployment.
-func (r *Reconciler) ensure(ctx context.Context, tb *tensorstackv1beta1.TensorBoard, w interactive.Workload) (*appsv1.Deployment, error) {
-	log := ctrl.LoggerFrom(ctx)
-	dep, created, err := r.writer.EnsureDeployment(ctx, tb, w.Deployment())
-	if err != nil {
-		return nil, err
-	}
-	if created {
-		log.V(3).Info("Created Deployment", "deployment", klog.KObj(dep))
-		r.recorder.Eventf(tb, dep, corev1.EventTypeNormal, EventCreated, "CreateDeployment", "Created Deployment %s", dep.Name)
-	}
-	svc := w.Service()
-	if created, err = r.writer.EnsureService(ctx, tb, svc); err != nil {
-		return nil, err
-	}
-	if created {
-		log.V(3).Info("Created Service", "service", klog.KObj(svc))
-		r.recorder.Eventf(tb, svc, corev1.EventTypeNormal, EventCreated, "CreateService", "Created Service %s", svc.Name)
-	}
-	return dep, nil
 }
 
 // observe returns the state of tb from its Deployment (dep, or the
