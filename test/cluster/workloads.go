@@ -23,6 +23,11 @@ var (
 	// bash script) and OpenSSH's client and server: what a DeepSpeedJob's
 	// workers need, less DeepSpeed, which Debian does not package.
 	PDSHImage = Image("pdsh")
+	// NotebookImage has Jupyter Notebook 6 with the Python 3 kernel, for
+	// the Notebooks of the e2e tests and the demo. Jupyter needs a writable
+	// HOME, which the image leaves to the pod (HOME=/tmp), and runs as
+	// root, so it needs --allow-root.
+	NotebookImage = Image("notebook")
 )
 
 // accountFiles are the accounts of images with sshd: root, whose login
@@ -72,6 +77,20 @@ var workloadImages = []DebianImage{
 		Env:      []string{workloadPATH},
 		Files:    accountFiles,
 	},
+	{
+		Ref:      NotebookImage,
+		Packages: []string{"jupyter-notebook=6", "python3-ipykernel", "dash", "coreutils"},
+		Omit:     maintainerTools,
+		Env:      []string{workloadPATH},
+		Files:    rootAccount,
+	},
+}
+
+// rootAccount is the account of an image whose programs look their user up
+// (Jupyter's terminals, Python's getpass).
+var rootAccount = map[string]string{
+	"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\n",
+	"/etc/group":  "root:x:0:\n",
 }
 
 // maintainerTools are the packages of tools that maintainer scripts run,
