@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,8 +25,6 @@ type env struct {
 	c           client.Client
 }
 
-var nsCounter atomic.Int32
-
 // startEnv starts the control plane, the webhook configuration of
 // deploy/controllers/interactive-webhook.yaml pointed at the in-process
 // controllers, and the controllers.
@@ -41,11 +38,7 @@ func startEnv(t *testing.T) *env {
 // namespace creates a namespace for one subtest.
 func (e *env) namespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("interactive-%d", nsCounter.Add(1))
-	if err := e.c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testutil.Namespace(t, e.c, "interactive", nil)
 }
 
 // testContext returns a context that ends with the subtest or after a while.
