@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/test/cluster"
 	"github.com/accelstack/accelstack/test/harness"
@@ -70,6 +72,9 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "workflow.yaml")); err != nil {
 		return err
 	}
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "notebook.yaml")); err != nil {
+		return err
+	}
 	waits := [][]string{
 		{"-n", "demo", "wait", "--for=condition=Ready", "storageshim/dataset", "--timeout=120s"},
 		{"-n", "demo", "wait", "--for=condition=Ready", "pod/train", "pod/notebook", "--timeout=180s"},
@@ -77,6 +82,7 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 		{"-n", "demo", "wait", "--for=jsonpath={.status.phase}=Succeeded", "pytorchtrainingjob/ddp", "--timeout=300s"},
 		{"-n", "demo", "wait", "--for=condition=GroupScheduled", "podgroup/ddp", "--timeout=60s"},
 		{"-n", "demo", "wait", "--for=jsonpath={.status.phase}=Succeeded", "workflowrun/report", "--timeout=300s"},
+		{"-n", "demo", "wait", "--for=condition=Ready", "notebook/tutorial", "--timeout=180s"},
 	}
 	for _, w := range waits {
 		if _, err := c.Kubectl(ctx, w...); err != nil {
@@ -223,6 +229,18 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	section("Written by the workflow into the StorageShim volume, read back through S3")
 	out.WriteString(check("read-back of dataset/report.txt")(readBack(ctx, c, demoBucket, "dataset/report.txt", 60*time.Second)))
 
+	section("Notebook (kubectl -n demo get notebooks)")
+	out.WriteString(kubectl("-n", "demo", "get", "notebooks"))
+	section("Its URL and status (kubectl -n demo get notebook tutorial -o jsonpath={.status.url} / {.status})")
+	out.WriteString(kubectl("-n", "demo", "get", "notebook", "tutorial", "-o", "jsonpath={.status.url}"))
+	out.WriteString("\n")
+	out.WriteString(check("the status of Notebook tutorial")(indentJSON(kubectl("-n", "demo", "get", "notebook", "tutorial", "-o", "jsonpath={.status}"))))
+	nbPod := strings.TrimSpace(kubectl("-n", "demo", "get", "notebook", "tutorial", "-o", "jsonpath={.status.pod.reference.name}"))
+	nbIP := strings.TrimSpace(kubectl("-n", "demo", "get", "pod", nbPod, "-o", "jsonpath={.status.podIP}"))
+	nbStatus := fmt.Sprintf("http://%s:8080/t9k/notebooks/projects/demo/name/tutorial/api/status", nbIP)
+	section("Jupyter through the activity sidecar, from the host (GET " + nbStatus + ")")
+	out.WriteString(check("Jupyter's status")(getProbe(ctx, nbStatus)))
+
 	section("Metrics")
 	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
 		"-o", "jsonpath={.items[0].status.podIP}"))
@@ -232,7 +250,7 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
 	section("Not built yet, so not shown")
-	out.WriteString("Notebook and serving controllers.\n")
+	out.WriteString("Serving controllers.\n")
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	if _, err := os.Stdout.Write(out.Bytes()); err != nil {
@@ -341,4 +359,30 @@ func listTree(dir string) (string, error) {
 		return nil
 	})
 	return b.String(), err
+}
+
+// getProbe returns the body of a GET of url sent with the activity
+// sidecar's probe header, so that reading it is not the notebook's
+// activity.
+func getProbe(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set(activity.ProbeHeader, "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return indentJSON(string(b))
 }
