@@ -59,9 +59,9 @@ func EnsureTensorBoard(ctx context.Context, env *Env, job *Job, component string
 		st.Type, st.Reason = typeWarning, reasonDepConflict
 		st.Note = fmt.Sprintf("TensorBoard [%s] belongs to another object", tb.Name)
 		return st, nil
-	case !equality.Semantic.DeepEqual(tb.Spec, *spec):
+	case !equality.Semantic.DeepEqual(tb.Spec, withSuspend(spec, tb.Spec.Suspend)):
 		tb = tb.DeepCopy()
-		tb.Spec = *spec.DeepCopy()
+		tb.Spec = withSuspend(spec, tb.Spec.Suspend)
 		if err := env.Client.Update(ctx, tb); err != nil {
 			return nil, fmt.Errorf("updating TensorBoard %s: %w", tb.Name, err)
 		}
@@ -75,4 +75,13 @@ func EnsureTensorBoard(ctx context.Context, env *Env, job *Job, component string
 		st.Reason, st.Note = reasonDepNotReady, fmt.Sprintf("TensorBoard [%s] is not ready", tb.Name)
 	}
 	return st, nil
+}
+
+// withSuspend returns a copy of spec with suspend set as the TensorBoard
+// has it: the Resource Keeper suspends an idle TensorBoard and a user
+// resumes it, and the job's spec does not undo either.
+func withSuspend(spec *tensorstackv1beta1.TensorBoardSpec, suspend bool) tensorstackv1beta1.TensorBoardSpec {
+	out := *spec.DeepCopy()
+	out.Suspend = suspend
+	return out
 }
