@@ -19,6 +19,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/version"
 )
 
 const usage = `workflow-events: the EventListener and WorkflowTrigger servers
@@ -47,7 +48,13 @@ func main() {
 		trigger()
 	case "-h", "--help", "help":
 		fmt.Print(usage)
+	case "-version", "--version", "version":
+		fmt.Println("workflow-events", version.Get())
 	default:
+		if strings.HasPrefix(cmd, "-") {
+			fmt.Fprintf(os.Stderr, "workflow-events: flag provided but not defined: -%s\n", strings.TrimLeft(cmd, "-"))
+			os.Exit(cli.ExitBadUsage)
+		}
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(cli.ExitBadUsage)
 	}

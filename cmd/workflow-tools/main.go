@@ -24,7 +24,8 @@ import (
 	"github.com/accelstack/accelstack/pkg/workflow/seqpod/sequencer"
 )
 
-const usage = `Usage:
+const usage = `Usage: workflow-tools install|run|version
+
   workflow-tools install [DIR]
       Copy workflow-tools to DIR (default %[1]s), create its state directory
       and write the scripts of the WORKFLOW_TOOLS_SCRIPT_<i> variables.
@@ -49,12 +50,16 @@ func run(args []string, stderr io.Writer) int {
 		return install(args[1:], stderr)
 	case "run":
 		return runStep(args[1:], stderr)
-	case "version":
-		fmt.Fprintln(os.Stdout, version.Get())
+	case "version", "-version", "--version":
+		fmt.Fprintln(os.Stdout, "workflow-tools", version.Get())
 		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stderr, usage, sequencer.ToolsDir)
 		return 0
+	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "workflow-tools: flag provided but not defined: -%s\n", strings.TrimLeft(args[0], "-"))
+		return 2
 	}
 	fmt.Fprintf(stderr, "workflow-tools: unknown command %q\n"+usage, args[0], sequencer.ToolsDir)
 	return 2

@@ -231,9 +231,10 @@ type RetriedStatus struct {
 	// message of the attempt.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// startTime and completionTime of the attempt.
+	// startTime is when the attempt started.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the attempt ended.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 }
