@@ -12,6 +12,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/tensorboard"
 )
 
 // testTensorFlow: TF_CONFIG as the Kubeflow operator writes it, dense or
@@ -55,10 +56,14 @@ func testTensorFlow(t *testing.T, e *env) {
 	if !cmp.Equal(tb.Spec, *job.Spec.TensorboardSpec) {
 		t.Errorf("TensorBoard spec %+v", tb.Spec)
 	}
-	tb.Status.Phase = tensorstackv1beta1.TensorBoardRunning
-	if err := e.c.Status().Update(ctx, tb); err != nil {
-		t.Fatal(err)
-	}
+	// The TensorBoard controller runs it as a Deployment, whose pod the
+	// kube-controller-manager creates; the test plays its kubelet.
+	var tbPods corev1.PodList
+	eventually(ctx, t, "the TensorBoard's pod", func() (bool, string, error) {
+		err := e.c.List(ctx, &tbPods, client.InNamespace(ns), client.HasLabels{tensorboard.LabelKey})
+		return err == nil && len(tbPods.Items) > 0, fmt.Sprint(err), nil
+	})
+	e.setPod(ctx, t, &tbPods.Items[0], corev1.PodRunning, nil)
 	eventually(ctx, t, "status.tensorboard ready", func() (bool, string, error) {
 		e.get(ctx, t, job)
 		st := job.Status.Tensorboard
