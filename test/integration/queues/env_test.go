@@ -70,6 +70,15 @@ func (e *env) queue(ctx context.Context, t *testing.T, prefix string, edit func(
 	if err := e.c.Create(ctx, q); err != nil {
 		t.Fatal(err)
 	}
+	// The admission webhook reads queues from the controllers' cache: once
+	// the queue controller has written a condition, the cache holds it.
+	eventually(ctx, t, "queue "+q.Name+" seen by the controllers", func() (bool, string, error) {
+		got := &schedv1beta1.Queue{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(q), got); err != nil {
+			return false, "", err
+		}
+		return len(got.Status.Conditions) > 0, "no conditions yet", nil
+	})
 	return q
 }
 
