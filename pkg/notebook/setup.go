@@ -53,6 +53,6 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the Notebook controller: %w", err)
 	}
-	mgr.GetWebhookServer().Register(WebhookPath, &admission.Webhook{Handler: &webhook{decoder: admission.NewDecoder(mgr.GetScheme())}})
+	mgr.GetWebhookServer().Register(WebhookPath, &admission.Webhook{Handler: &webhook{decoder: admission.NewDecoder(mgr.GetScheme()), secrets: mgr.GetAPIReader()}})
 	return nil
 }

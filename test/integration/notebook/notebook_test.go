@@ -343,7 +343,20 @@ func (e *env) testWrongTypeSecret(t *testing.T) {
 	secret := sshSecret(ns, "example-user", "s3-cfg")
 	e.mustCreate(ctx, t, secret)
 	nb := seedNotebook(ns, "wrongtype")
+	// The webhook refuses a Notebook naming an existing Secret of another
+	// type.
+	err := e.c.Create(ctx, nb.DeepCopy())
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ssh.authorized_keys[0]") || !strings.Contains(err.Error(), `is of type "s3-cfg"`) {
+		t.Fatalf("create = %v, want it refused naming spec.ssh.authorized_keys[0]", err)
+	}
+	// A Secret that is not there yet is admitted; one that turns out of the
+	// wrong type afterwards is the controller's to report.
+	if err := e.c.Delete(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
 	e.mustCreate(ctx, t, nb)
+	secret = sshSecret(ns, "example-user", "s3-cfg")
+	e.mustCreate(ctx, t, secret)
 
 	got := e.waitNotebook(ctx, t, ns, nb.Name, "SSHReady False", func(nb *tensorstackv1beta1.Notebook) bool {
 		return condition(nb, notebook.ConditionSSHReady).Status == corev1.ConditionFalse
@@ -367,7 +380,7 @@ func (e *env) testWrongTypeSecret(t *testing.T) {
 
 	// The user fixes the Secret; the controller looks again (Secrets are
 	// not watched) and mounts it.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		s := &corev1.Secret{}
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(secret), s); err != nil {
 			return err
