@@ -20,6 +20,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
+	"github.com/accelstack/accelstack/pkg/eventlistener/server"
 	"github.com/accelstack/accelstack/test/cluster"
 )
 
@@ -429,8 +430,30 @@ spec:
 			t.Fatalf("%s not Ready: %v", kind, err)
 		}
 	}
-	ip := strings.TrimSpace(kubectlOut(t, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=event-listener",
-		"-o", "jsonpath={.items[0].status.podIP}"))
+	// The listener's Deployment rolls when the trigger subscribes: post to
+	// a Ready pod that delivers to the trigger.
+	var ip string
+	err := wait.PollUntilContextCancel(testContext(t), time.Second, true, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/component": "event-listener"}); err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || !ready(&p) {
+				continue
+			}
+			for _, e := range p.Spec.Containers[0].Env {
+				if e.Name == server.EnvSubscribers && strings.Contains(e.Value, "on-push-workflowtrigger") {
+					ip = p.Status.PodIP
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no Ready listener pod delivering to the trigger: %v", err)
+	}
 	post := func(event, body string) {
 		t.Helper()
 		req, err := http.NewRequestWithContext(testContext(t), http.MethodPost, "http://"+ip+":8080/", strings.NewReader(body))
@@ -453,7 +476,7 @@ spec:
 	post("push", `{"head_commit": {"message": "fix the loader"}}`)
 
 	var runs batchv1beta1.WorkflowRunList
-	err := wait.PollUntilContextCancel(testContext(t), time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextCancel(testContext(t), time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := c.List(ctx, &runs, client.InNamespace(ns)); err != nil {
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
@@ -480,14 +503,4 @@ spec:
 	if len(runs.Items) != 1 {
 		t.Errorf("%d runs, want 1: the issues event must not start one", len(runs.Items))
 	}
-}
-
-// kubectlOut runs kubectl against the cluster and returns its output.
-func kubectlOut(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := clus.Kubectl(testContext(t), args...)
-	if err != nil {
-		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
-	}
-	return out
 }
