@@ -116,11 +116,25 @@ func createBridge() error {
 	return run("ip", "link", "set", Bridge, "up")
 }
 
+// deleteBridge deletes the cluster's bridge and the pods' veths still on it.
 func deleteBridge() error {
 	if _, err := os.Stat("/sys/class/net/" + Bridge); err != nil {
 		return nil //nolint:nilerr // no bridge, nothing to delete
 	}
-	return run("ip", "link", "del", Bridge)
+	// The pods' host-side veths still on the bridge go first: a pod whose
+	// CNI teardown never ran (its processes killed with containerd) would
+	// otherwise keep its veth pair after the bridge is gone, for as long as
+	// the kernel keeps its network namespace.
+	ports, _ := os.ReadDir("/sys/class/net/" + Bridge + "/brif")
+	var errs []error
+	for _, p := range ports {
+		if err := run("ip", "link", "del", p.Name()); err != nil {
+			if _, serr := os.Stat("/sys/class/net/" + p.Name()); serr == nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(append(errs, run("ip", "link", "del", Bridge))...)
 }
 
 // unmountUnder unmounts every mount at or below the roots, deepest first;
