@@ -52,7 +52,7 @@ func (v Variables) ReplaceAll(obj any) error {
 	return nil
 }
 
-// ReplaceTree substitutes the variables in every string of a decoded JSON
+// replaceTree substitutes the variables in every string of a decoded JSON
 // or YAML tree (maps, slices, strings) and returns it.
 func (v Variables) replaceTree(t any) any {
 	switch t := t.(type) {
