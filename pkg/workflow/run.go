@@ -41,9 +41,10 @@ const (
 
 // Reconciler runs WorkflowRuns.
 type Reconciler struct {
-	// client writes, and reads WorkflowRuns and WorkflowTemplates from the
-	// manager's cache.
+	// client writes, and reads WorkflowRuns from the manager's cache.
 	client client.Client
+	// lookup finds the WorkflowTemplates that runs name.
+	lookup TemplateLookup
 	// api reads from the API server what the caches lag behind on.
 	api client.Reader
 	// cache holds the pods and T9k Jobs labelled with a run.
@@ -196,14 +197,14 @@ func (r *Reconciler) resolve(ctx context.Context, run *batchv1beta1.WorkflowRun)
 	case run.Spec.WorkflowTemplateRef == "":
 		return nil, errors.New("spec.workflowTemplateRef or spec.workflowTemplateSpec is required")
 	}
-	wt := &batchv1beta1.WorkflowTemplate{}
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.WorkflowTemplateRef}, wt); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("WorkflowTemplate %s not found in namespace %s", run.Spec.WorkflowTemplateRef, run.Namespace)
-		}
+	spec, err := r.lookup(ctx, run.Namespace, run.Spec.WorkflowTemplateRef)
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("getting WorkflowTemplate %s: %w", run.Spec.WorkflowTemplateRef, err)
+	case spec == nil:
+		return nil, fmt.Errorf("WorkflowTemplate %s not found in namespace %s", run.Spec.WorkflowTemplateRef, run.Namespace)
 	}
-	return wt.Spec.DeepCopy(), nil
+	return spec.DeepCopy(), nil
 }
 
 // finish records o in the run's status: its phase, message and conditions,

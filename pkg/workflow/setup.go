@@ -82,6 +82,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{
 		client:   mgr.GetClient(),
 		api:      mgr.GetAPIReader(),
+		lookup:   ReaderLookup(mgr.GetClient(), mgr.GetAPIReader()),
 		cache:    c,
 		scheme:   mgr.GetScheme(),
 		recorder: mgr.GetEventRecorder("workflowrun-controller"),
@@ -101,7 +102,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := b.Complete(r); err != nil {
 		return err
 	}
-	v := NewValidator(mgr.GetClient(), opts.JobKinds)
+	v := NewValidator(r.lookup, opts.JobKinds)
 	v.TriggerRules = opts.TriggerRules
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	gk := func(kind string) schema.GroupKind {

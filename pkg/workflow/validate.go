@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,6 +25,24 @@ import (
 // namespace, or nil when there is none.
 type TemplateLookup func(ctx context.Context, namespace, name string) (*batchv1beta1.WorkflowTemplateSpec, error)
 
+// ReaderLookup returns a TemplateLookup that reads templates from cache and,
+// for one the cache has not seen yet, from live: a template applied together
+// with the run that names it is found.
+func ReaderLookup(cache, live client.Reader) TemplateLookup {
+	return func(ctx context.Context, ns, name string) (*batchv1beta1.WorkflowTemplateSpec, error) {
+		key := client.ObjectKey{Namespace: ns, Name: name}
+		wt := &batchv1beta1.WorkflowTemplate{}
+		err := cache.Get(ctx, key, wt)
+		if apierrors.IsNotFound(err) && live != nil {
+			err = live.Get(ctx, key, wt)
+		}
+		if err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return &wt.Spec, nil
+	}
+}
+
 // Validator checks workflow objects, naming the fields at fault.
 type Validator struct {
 	// Lookup finds the templates that runs and DAG nodes name.
@@ -36,15 +55,9 @@ type Validator struct {
 }
 
 // NewValidator returns a validator that validates the T9k Job templates of
-// kinds and looks templates up with c.
-func NewValidator(c client.Reader, kinds []jobs.Kind) *Validator {
-	v := &Validator{JobKinds: map[string]jobs.Kind{}, Lookup: func(ctx context.Context, ns, name string) (*batchv1beta1.WorkflowTemplateSpec, error) {
-		wt := &batchv1beta1.WorkflowTemplate{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, wt); err != nil {
-			return nil, client.IgnoreNotFound(err)
-		}
-		return &wt.Spec, nil
-	}}
+// kinds and looks templates up with lookup.
+func NewValidator(lookup TemplateLookup, kinds []jobs.Kind) *Validator {
+	v := &Validator{JobKinds: map[string]jobs.Kind{}, Lookup: lookup}
 	for _, k := range kinds {
 		v.JobKinds[kindName(k.NewObject())] = k
 	}
