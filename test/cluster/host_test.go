@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,31 @@ func TestConfigs(t *testing.T) {
 				t.Errorf("%s lacks %q", file, w)
 			}
 		}
+	}
+}
+
+func TestForeignOf(t *testing.T) {
+	// 1 init; 10 this e2e binary with its daemon 11 and grandchild 12;
+	// 20 another package's test binary with its etcd 21 and that etcd's
+	// child 22; 30 a shell with a child 31 of its own.
+	parent := map[int]int{10: 1, 11: 10, 12: 11, 20: 1, 21: 20, 22: 21, 30: 1, 31: 30}
+	testBinary := map[int]bool{10: true, 20: true}
+	got := foreignOf(parent, testBinary, 10)
+	want := map[int]bool{20: true, 21: true, 22: true}
+	if len(got) != len(want) {
+		t.Fatalf("foreign = %v, want %v", got, want)
+	}
+	for pid := range want {
+		if !got[pid] {
+			t.Errorf("pid %d is not foreign; foreign = %v", pid, got)
+		}
+	}
+}
+
+func TestForeignTestsFindsThisProcessNot(t *testing.T) {
+	// This test binary is itself a *.test process: it must never count
+	// itself as foreign, or a cluster it started would be hidden.
+	if foreignTests()[os.Getpid()] {
+		t.Fatal("the running test binary counts itself as foreign")
 	}
 }

@@ -50,11 +50,16 @@ func TakeSnapshot() (Snapshot, error) {
 	}
 	s.Cgroups = topCgroups()
 	s.Chains = iptablesChains()
-	for _, args := range processes(func(args []string) bool { return clusterCommands[filepath.Base(args[0])] }) {
-		s.Processes = append(s.Processes, strings.Join(args, " "))
+	// Another package's tests running beside the cluster (an envtest
+	// control plane) are no part of it.
+	foreign := foreignTests()
+	for pid, args := range processes(func(args []string) bool { return clusterCommands[filepath.Base(args[0])] }) {
+		if !foreign[pid] {
+			s.Processes = append(s.Processes, strings.Join(args, " "))
+		}
 	}
 	sort.Strings(s.Processes)
-	s.Listeners, err = tcpListeners()
+	s.Listeners, err = tcpListeners(socketInodes(foreign))
 	return s, err
 }
 
@@ -100,8 +105,9 @@ func diffSets(what string, before, after []string) []string {
 }
 
 // tcpListeners lists the local addresses of listening TCP sockets, as the
-// hex address:port of /proc/net/tcp and tcp6.
-func tcpListeners() ([]string, error) {
+// hex address:port of /proc/net/tcp and tcp6, but for the sockets whose
+// inodes are in skip.
+func tcpListeners(skip map[string]bool) ([]string, error) {
 	var out []string
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		b, err := os.ReadFile(f)
@@ -110,7 +116,7 @@ func tcpListeners() ([]string, error) {
 		}
 		for _, line := range strings.Split(string(b), "\n")[1:] {
 			fields := strings.Fields(line)
-			if len(fields) > 3 && fields[3] == "0A" { // TCP_LISTEN
+			if len(fields) > 9 && fields[3] == "0A" && !skip[fields[9]] { // TCP_LISTEN, not a skipped socket's inode
 				out = append(out, filepath.Base(f)+" "+fields[1])
 			}
 		}
