@@ -7,10 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/tensorboard/logdir"
 )
 
 // Dependent status words.
@@ -26,6 +28,22 @@ const (
 )
 
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=tensorboards,verbs=get;list;watch;create;update
+
+// ValidateTensorBoard checks a training job's spec.tensorboardSpec as the
+// TensorBoard webhook checks a TensorBoard's locations of logs. old is the
+// job's spec.tensorboardSpec before an update, nil on create: locations left
+// unchanged are admitted, so that a job admitted before this check can
+// still be paused or resumed.
+func ValidateTensorBoard(spec, old *tensorstackv1beta1.TensorBoardSpec) field.ErrorList {
+	switch {
+	case spec == nil:
+		return nil
+	case old != nil && equality.Semantic.DeepEqual(spec.LogDir, old.LogDir) &&
+		equality.Semantic.DeepEqual(spec.TrainingLogFilesets, old.TrainingLogFilesets):
+		return nil
+	}
+	return logdir.Validate(spec, specPath.Child("tensorboardSpec"))
+}
 
 // EnsureTensorBoard makes the TensorBoard named after job follow spec,
 // creating it if needed, and returns its state for the job's status. The

@@ -48,3 +48,27 @@ func TestEnsureTensorBoardKeepsSuspend(t *testing.T) {
 		t.Errorf("TensorBoard spec %+v, want suspended with image tb:2", tb.Spec)
 	}
 }
+
+// TestValidateTensorBoard: a job's tensorboardSpec is checked at its path
+// on create and when its locations change; unchanged locations pass an
+// update, so a job admitted before the check can still be paused.
+func TestValidateTensorBoard(t *testing.T) {
+	bad := &tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"nfs://server/logs"}}
+	good := &tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"t9k://pvc/logs/run"}}
+	if errs := ValidateTensorBoard(nil, nil); len(errs) != 0 {
+		t.Errorf("no tensorboardSpec: %v", errs)
+	}
+	if errs := ValidateTensorBoard(good, nil); len(errs) != 0 {
+		t.Errorf("valid tensorboardSpec refused: %v", errs)
+	}
+	errs := ValidateTensorBoard(bad, nil)
+	if len(errs) != 1 || errs[0].Field != "spec.tensorboardSpec.trainingLogFilesets[0]" {
+		t.Errorf("create with an unknown scheme: %v", errs)
+	}
+	if errs := ValidateTensorBoard(bad, bad.DeepCopy()); len(errs) != 0 {
+		t.Errorf("update leaving the locations alone refused: %v", errs)
+	}
+	if errs := ValidateTensorBoard(bad, good); len(errs) != 1 {
+		t.Errorf("update to an unknown scheme: %v", errs)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/tensorboard/logdir"
 )
 
 // Reasons of the Ready condition and of events, besides interactive's.
@@ -117,15 +118,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // its spec is invalid or its S3 Secret unusable, and returns its state.
 func (r *Reconciler) reconcileWorkload(ctx context.Context, tb *tensorstackv1beta1.TensorBoard) (interactive.State, ctrl.Result, error) {
 	name := ObjectName(tb.Name)
-	p, _ := buildPlan(&tb.Spec, specPath)
+	p, _ := logdir.Build(&tb.Spec, specPath)
 	if errs := Validate(tb); len(errs) > 0 {
 		return r.observe(ctx, tb, name, nil, &interactive.State{Phase: interactive.PhaseFailed, Reason: ReasonInvalidSpec, Message: errs.ToAggregate().Error()})
 	}
 	layout := s3None
-	if p.s3Secret != "" {
+	if p.S3Secret != "" {
 		var reason, msg string
 		var err error
-		if layout, reason, msg, err = r.secretLayout(ctx, tb.Namespace, p.s3Secret); err != nil {
+		if layout, reason, msg, err = r.secretLayout(ctx, tb.Namespace, p.S3Secret); err != nil {
 			return interactive.State{}, ctrl.Result{}, err
 		}
 		if reason != "" {

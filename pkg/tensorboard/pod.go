@@ -12,6 +12,7 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/tensorboard/logdir"
 )
 
 // s3Layout is how a Secret holds S3 credentials.
@@ -85,7 +86,7 @@ func DefaultResources() corev1.ResourceRequirements {
 // workload returns the Deployment and Service of tb, reading the logs of
 // p with the S3 Secret in layout, running image (tb's own when it names
 // one) and the sidecar activityImage.
-func workload(tb *tensorstackv1beta1.TensorBoard, p *plan, layout s3Layout, image, activityImage string) interactive.Workload {
+func workload(tb *tensorstackv1beta1.TensorBoard, p *logdir.Plan, layout s3Layout, image, activityImage string) interactive.Workload {
 	if tb.Spec.Image != "" {
 		image = tb.Spec.Image
 	}
@@ -101,7 +102,7 @@ func workload(tb *tensorstackv1beta1.TensorBoard, p *plan, layout s3Layout, imag
 	prefix := strings.TrimSuffix(URLPrefix(tb.Namespace, tb.Name), "/")
 	args := []string{
 		"tensorboard",
-		"--logdir_spec=" + p.logdirSpec(),
+		"--logdir_spec=" + p.LogdirSpec(),
 		"--host=127.0.0.1",
 		"--port=" + strconv.Itoa(Port),
 		"--path_prefix=" + prefix,
@@ -118,20 +119,20 @@ func workload(tb *tensorstackv1beta1.TensorBoard, p *plan, layout s3Layout, imag
 	}
 	pod := corev1.PodSpec{Volumes: []corev1.Volume{{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}
 
-	for i, claim := range p.pvcs {
+	for i, claim := range p.PVCs {
 		vol := "pvc-" + strconv.Itoa(i)
 		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true},
 		}})
-		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: vol, MountPath: path.Join(PVCMountRoot, claim), ReadOnly: true})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: vol, MountPath: path.Join(logdir.PVCMountRoot, claim), ReadOnly: true})
 	}
 
-	if len(p.downloads) > 0 {
+	if len(p.Downloads) > 0 {
 		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: httpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: httpVolume, MountPath: HTTPDownloadRoot, ReadOnly: true})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: httpVolume, MountPath: logdir.HTTPDownloadRoot, ReadOnly: true})
 		dl := []string{"python3", "-c", downloadScript}
-		for _, d := range p.downloads {
-			dl = append(dl, d.dir, d.url, d.file)
+		for _, d := range p.Downloads {
+			dl = append(dl, d.Dir, d.URL, d.File)
 		}
 		pod.InitContainers = []corev1.Container{{
 			Name:            DownloaderName,
@@ -139,7 +140,7 @@ func workload(tb *tensorstackv1beta1.TensorBoard, p *plan, layout s3Layout, imag
 			Command:         dl,
 			Resources:       corev1.ResourceRequirements{Requests: resources.Requests, Limits: resources.Limits},
 			SecurityContext: interactive.ServerSecurityContext(),
-			VolumeMounts:    []corev1.VolumeMount{{Name: httpVolume, MountPath: HTTPDownloadRoot}},
+			VolumeMounts:    []corev1.VolumeMount{{Name: httpVolume, MountPath: logdir.HTTPDownloadRoot}},
 		}}
 	}
 
@@ -147,7 +148,7 @@ func workload(tb *tensorstackv1beta1.TensorBoard, p *plan, layout s3Layout, imag
 	case s3Env:
 		ref := func(env, key string, optional bool) corev1.EnvVar {
 			return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: p.s3Secret}, Key: key, Optional: ptr.To(optional),
+				LocalObjectReference: corev1.LocalObjectReference{Name: p.S3Secret}, Key: key, Optional: ptr.To(optional),
 			}}}
 		}
 		ctr.Env = append(ctr.Env,
@@ -158,7 +159,7 @@ func workload(tb *tensorstackv1beta1.TensorBoard, p *plan, layout s3Layout, imag
 		)
 	case s3Cfg:
 		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: s3CfgVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: p.s3Secret, DefaultMode: ptr.To[int32](0o444),
+			SecretName: p.S3Secret, DefaultMode: ptr.To[int32](0o444),
 			Items: []corev1.KeyToPath{{Key: s3volume.SecretS3cfg, Path: s3volume.SecretS3cfg}},
 		}}})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: s3CfgVolume, MountPath: S3CfgDir, ReadOnly: true})

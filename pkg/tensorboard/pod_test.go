@@ -17,6 +17,7 @@ import (
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/tensorboard/logdir"
 )
 
 // tensorBoard is a TensorBoard in namespace demo over spec.
@@ -25,9 +26,9 @@ func tensorBoard(spec tensorstackv1beta1.TensorBoardSpec) *tensorstackv1beta1.Te
 }
 
 // mustPlan returns the plan of tb's spec.
-func mustPlan(t *testing.T, tb *tensorstackv1beta1.TensorBoard) *plan {
+func mustPlan(t *testing.T, tb *tensorstackv1beta1.TensorBoard) *logdir.Plan {
 	t.Helper()
-	p, errs := buildPlan(&tb.Spec, specPath)
+	p, errs := logdir.Build(&tb.Spec, specPath)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

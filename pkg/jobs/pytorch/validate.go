@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
 )
 
@@ -18,6 +19,11 @@ func (Kind) Validate(obj, old client.Object) field.ErrorList {
 	pj := obj.(*batchv1beta1.PyTorchTrainingJob)
 	errs := jobs.ValidateShape(shape(pj))
 	errs = append(errs, jobs.ValidateRunPolicy(&pj.Spec.RunPolicy)...)
+	var oldTB *tensorstackv1beta1.TensorBoardSpec
+	if old != nil {
+		oldTB = old.(*batchv1beta1.PyTorchTrainingJob).Spec.TensorboardSpec
+	}
+	errs = append(errs, jobs.ValidateTensorBoard(pj.Spec.TensorboardSpec, oldTB)...)
 	if idx := order(pj); len(idx) > 0 {
 		if rs := pj.Spec.ReplicaSpecs[idx[0]]; jobs.ReplicaCount(rs.Replicas) < 1 && elasticOf(pj) == nil {
 			errs = append(errs, field.Invalid(specPath.Child("replicaSpecs").Index(idx[0]).Child("replicas"), 0,

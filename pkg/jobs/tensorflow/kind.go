@@ -103,6 +103,11 @@ func (Kind) Validate(obj, old client.Object) field.ErrorList {
 	tj := obj.(*batchv1beta1.TensorFlowTrainingJob)
 	errs := jobs.ValidateShape(shape(tj))
 	errs = append(errs, jobs.ValidateRunPolicy(&tj.Spec.RunPolicy)...)
+	var oldTB *tensorstackv1beta1.TensorBoardSpec
+	if old != nil {
+		oldTB = old.(*batchv1beta1.TensorFlowTrainingJob).Spec.TensorboardSpec
+	}
+	errs = append(errs, jobs.ValidateTensorBoard(tj.Spec.TensorboardSpec, oldTB)...)
 	allowed := []string{"chief", "worker", "ps", "evaluator"}
 	leads := false
 	for i, rs := range tj.Spec.ReplicaSpecs {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 )
 
 func tfJob(ns, name string, specs ...batchv1beta1.TensorFlowReplicaSpec) *batchv1beta1.TensorFlowTrainingJob {
@@ -53,6 +54,8 @@ func testRefused(t *testing.T, e *env) {
 			{Type: "master", Replicas: ptr.To[int32](2), Template: template(container("xgboost", "python", "main.py"))}}}}
 	noQueue := generic("noqueue", worker)
 	noQueue.Spec.Scheduler = &batchv1beta1.SchedulePolicy{T9kScheduler: &batchv1beta1.T9kScheduler{}}
+	tbTraversal := tfJob(ns, "tblogs", tfReplicas("worker", 1))
+	tbTraversal.Spec.TensorboardSpec = &tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"t9k://pvc/logs/../../etc"}}
 
 	for _, tc := range []struct {
 		name string
@@ -69,6 +72,7 @@ func testRefused(t *testing.T, e *env) {
 		{"debug type", badDebug, []string{`spec.runMode.debug.replicaSpecs[0].type: Not found: "ps"`}},
 		{"two masters", twoMasters, []string{"spec.replicaSpecs[0].replicas", "at most one master"}},
 		{"no queue", noQueue, []string{"spec.scheduler.t9kScheduler.queue"}},
+		{"tensorboard traversal", tbTraversal, []string{"spec.tensorboardSpec.trainingLogFilesets[0]", "'..'"}},
 		{"long name", generic(strings.Repeat("x", 60), worker), []string{"spec.replicaSpecs[0].type", "at most 63 characters"}},
 	} {
 		err := e.c.Create(ctx, tc.obj)

@@ -1,4 +1,4 @@
-package tensorboard
+package logdir
 
 import (
 	"strings"
@@ -10,14 +10,17 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 )
 
-func TestBuildPlan(t *testing.T) {
+// specPath is the path of a TensorBoard's spec.
+var specPath = field.NewPath("spec")
+
+func TestBuild(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		spec          tensorstackv1beta1.TensorBoardSpec
 		wantLogdir    string
 		wantPVCs      []string
 		wantSecret    string
-		wantDownloads []download
+		wantDownloads []Download
 	}{{
 		name:       "seed fileset",
 		spec:       tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"t9k://pvc/pytorchtrainingjob-tensorboard-pvc/log"}},
@@ -38,8 +41,8 @@ func TestBuildPlan(t *testing.T) {
 		wantLogdir: "a/log:/t9k/logs/pvc/a/log,a/x/y:/t9k/logs/pvc/a/x/y,b:/t9k/logs/pvc/b,bucket/run:s3://bucket/run,bucket:s3://bucket,http/0:/t9k/logs/http/0",
 		wantPVCs:   []string{"a", "b"},
 		wantSecret: "s3",
-		wantDownloads: []download{{
-			url: "https://example.com/logs/events.out.tfevents.1?sig=x", dir: "/t9k/logs/http/0", file: "events.out.tfevents.1",
+		wantDownloads: []Download{{
+			URL: "https://example.com/logs/events.out.tfevents.1?sig=x", Dir: "/t9k/logs/http/0", File: "events.out.tfevents.1",
 		}},
 	}, {
 		name: "same name twice, same place once",
@@ -52,20 +55,20 @@ func TestBuildPlan(t *testing.T) {
 		wantSecret: "s",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, errs := buildPlan(&tc.spec, specPath)
+			p, errs := Build(&tc.spec, specPath)
 			if len(errs) > 0 {
 				t.Fatalf("errors: %v", errs)
 			}
-			if got := p.logdirSpec(); got != tc.wantLogdir {
+			if got := p.LogdirSpec(); got != tc.wantLogdir {
 				t.Errorf("logdir_spec\n got %s\nwant %s", got, tc.wantLogdir)
 			}
-			if diff := cmp.Diff(tc.wantPVCs, p.pvcs); diff != "" {
+			if diff := cmp.Diff(tc.wantPVCs, p.PVCs); diff != "" {
 				t.Errorf("PVCs (-want +got):\n%s", diff)
 			}
-			if p.s3Secret != tc.wantSecret {
-				t.Errorf("S3 Secret %q, want %q", p.s3Secret, tc.wantSecret)
+			if p.S3Secret != tc.wantSecret {
+				t.Errorf("S3 Secret %q, want %q", p.S3Secret, tc.wantSecret)
 			}
-			if diff := cmp.Diff(tc.wantDownloads, p.downloads, cmp.AllowUnexported(download{})); diff != "" {
+			if diff := cmp.Diff(tc.wantDownloads, p.Downloads); diff != "" {
 				t.Errorf("downloads (-want +got):\n%s", diff)
 			}
 		})
@@ -115,14 +118,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"HTTP no file", http("https://example.com/"), "spec.logDir.http.url[0]", "name a file"},
 		{"HTTP traversal", http("https://example.com/a/%2e%2e/b"), "spec.logDir.http.url[0]", "'..'"},
 		{"HTTP NUL", http("https://example.com/a%00b"), "spec.logDir.http.url[0]", "control"},
-		{"queue", func() tensorstackv1beta1.TensorBoardSpec {
-			s := pvc("a")
-			s.Scheduler = &tensorstackv1beta1.SchedulePolicy{T9kScheduler: &tensorstackv1beta1.T9kScheduler{}}
-			return s
-		}(), "spec.scheduler.t9kScheduler.queue", "Required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := Validate(&tensorstackv1beta1.TensorBoard{Spec: tc.spec})
+			errs := Validate(&tc.spec, specPath)
 			if len(errs) == 0 {
 				t.Fatal("admitted")
 			}
@@ -133,26 +131,11 @@ func TestValidateRefuses(t *testing.T) {
 	}
 }
 
-// TestValidateUpdate: an update that leaves the locations alone is
-// admitted even when they are invalid (a suspend by the Resource Keeper).
-func TestValidateUpdate(t *testing.T) {
-	old := &tensorstackv1beta1.TensorBoard{Spec: tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"nfs://x"}}}
-	tb := old.DeepCopy()
-	tb.Spec.Suspend = true
-	if errs := ValidateUpdate(tb, old); len(errs) > 0 {
-		t.Errorf("suspend refused: %v", errs)
-	}
-	tb.Spec.TrainingLogFilesets = []string{"nfs://y"}
-	if errs := ValidateUpdate(tb, old); len(errs) == 0 {
-		t.Error("a new invalid location admitted")
-	}
-}
-
-// TestValidateSpec: a training job's tensorboardSpec is checked at its
+// TestValidateAtPath: a training job's tensorboardSpec is checked at its
 // own path.
-func TestValidateSpec(t *testing.T) {
+func TestValidateAtPath(t *testing.T) {
 	spec := tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"t9k://pvc/logs/../.."}}
-	errs := ValidateSpec(&spec, field.NewPath("spec", "tensorboardSpec"))
+	errs := Validate(&spec, field.NewPath("spec", "tensorboardSpec"))
 	if len(errs) != 1 || errs[0].Field != "spec.tensorboardSpec.trainingLogFilesets[0]" {
 		t.Errorf("got %v", errs)
 	}

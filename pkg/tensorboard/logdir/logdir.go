@@ -1,4 +1,9 @@
-package tensorboard
+// Package logdir reads where a TensorBoard's logs are: the locations of
+// logDir (PVCs, S3, HTTP) and trainingLogFilesets, checked and turned into
+// the runs of TensorBoard's --logdir_spec, the PVCs to mount, the Secret S3
+// is read with and the files to download. It is a leaf, so that a T9k Job's
+// tensorboardSpec is checked without the TensorBoard controller.
+package logdir
 
 import (
 	"fmt"
@@ -9,12 +14,10 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
-	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // Where the logs are in the TensorBoard container.
@@ -35,64 +38,43 @@ const (
 	S3Scheme = "s3://"
 )
 
-// logRun is one entry of TensorBoard's --logdir_spec: a run name and the
+// Run is one entry of TensorBoard's --logdir_spec: a run name and the
 // directory or URI of its logs.
-type logRun struct {
-	name, path string
+type Run struct {
+	Name, Path string
 }
 
-// download is a file of logDir.http: url saved as dir/file.
-type download struct {
-	url, dir, file string
+// Download is a file of logDir.http: URL saved as Dir/File.
+type Download struct {
+	URL, Dir, File string
 }
 
-// plan is what a TensorBoard's spec asks for: the runs, the PVCs to mount,
+// Plan is what a TensorBoard's spec asks for: the runs, the PVCs to mount,
 // the one Secret S3 is read with, and the files to download.
-type plan struct {
-	runs      []logRun
-	pvcs      []string
-	s3Secret  string
-	downloads []download
+type Plan struct {
+	Runs      []Run
+	PVCs      []string
+	S3Secret  string
+	Downloads []Download
 }
-
-// specPath is the path of a TensorBoard's spec.
-var specPath = field.NewPath("spec")
 
 // bucketRE matches an S3 bucket name.
 var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
-// Validate returns what is wrong with a TensorBoard: a location of logs
-// that is not one (unknown scheme or storage type, a path climbing out of
-// its volume or bucket with "..", a character --logdir_spec cannot carry),
-// S3 locations read with different Secrets, no location at all, or an
-// invalid queue.
-func Validate(tb *tensorstackv1beta1.TensorBoard) field.ErrorList {
-	return ValidateSpec(&tb.Spec, specPath)
+// Validate returns what is wrong with the locations of logs of a
+// TensorBoard's spec at the path p: a location that is not one (unknown
+// scheme or storage type, a path climbing out of its volume or bucket with
+// "..", a character --logdir_spec cannot carry), S3 locations read with
+// different Secrets, or no location at all.
+func Validate(spec *tensorstackv1beta1.TensorBoardSpec, p *field.Path) field.ErrorList {
+	_, errs := Build(spec, p)
+	return errs
 }
 
-// ValidateSpec is Validate of a TensorBoardSpec at the path p, such as a
-// training job's spec.tensorboardSpec.
-func ValidateSpec(spec *tensorstackv1beta1.TensorBoardSpec, p *field.Path) field.ErrorList {
-	_, errs := buildPlan(spec, p)
-	return append(errs, interactive.ValidateScheduler(spec.Scheduler, p.Child("scheduler"))...)
-}
-
-// ValidateUpdate is Validate, except that a TensorBoard whose locations of
-// logs do not change is admitted: a suspend or resume of one admitted while
-// the webhook was down is never refused.
-func ValidateUpdate(tb, old *tensorstackv1beta1.TensorBoard) field.ErrorList {
-	if equality.Semantic.DeepEqual(tb.Spec.TrainingLogFilesets, old.Spec.TrainingLogFilesets) &&
-		equality.Semantic.DeepEqual(tb.Spec.LogDir, old.Spec.LogDir) &&
-		equality.Semantic.DeepEqual(tb.Spec.Scheduler, old.Spec.Scheduler) {
-		return nil
-	}
-	return Validate(tb)
-}
-
-// buildPlan reads the locations of logs of spec, logDir's first (PVCs, S3,
+// Build reads the locations of logs of spec, logDir's first (PVCs, S3,
 // HTTP), then trainingLogFilesets, naming each run after its location.
-func buildPlan(spec *tensorstackv1beta1.TensorBoardSpec, path *field.Path) (*plan, field.ErrorList) {
-	p := &plan{}
+func Build(spec *tensorstackv1beta1.TensorBoardSpec, path *field.Path) (*Plan, field.ErrorList) {
+	p := &Plan{}
 	var errs field.ErrorList
 	logDirPath := path.Child("logDir")
 	if ld := spec.LogDir; ld != nil {
@@ -119,7 +101,7 @@ func buildPlan(spec *tensorstackv1beta1.TensorBoardSpec, path *field.Path) (*pla
 			if e := checkName(s3.SecretRef.Name, fp.Child("secretRef", "name")); e != nil {
 				errs = append(errs, e)
 			} else {
-				p.s3Secret = s3.SecretRef.Name
+				p.S3Secret = s3.SecretRef.Name
 			}
 			for i, uri := range s3.URI {
 				bucket, key, e := parseS3URI(uri, fp.Child("uri").Index(i))
@@ -144,7 +126,7 @@ func buildPlan(spec *tensorstackv1beta1.TensorBoardSpec, path *field.Path) (*pla
 	for i, fs := range spec.TrainingLogFilesets {
 		errs = append(errs, p.addFileset(fs, path.Child("trainingLogFilesets").Index(i))...)
 	}
-	if len(errs) == 0 && len(p.runs) == 0 {
+	if len(errs) == 0 && len(p.Runs) == 0 {
 		errs = append(errs, field.Required(path, "no location of logs: logDir or trainingLogFilesets must name at least one"))
 	}
 	return p, errs
@@ -152,7 +134,7 @@ func buildPlan(spec *tensorstackv1beta1.TensorBoardSpec, path *field.Path) (*pla
 
 // addFileset adds a t9k://pvc/<pvc>/<path> or
 // t9k://minio/<secret>/<bucket>/<path> location.
-func (p *plan) addFileset(fs string, fp *field.Path) field.ErrorList {
+func (p *Plan) addFileset(fs string, fp *field.Path) field.ErrorList {
 	rest, ok := strings.CutPrefix(fs, FilesetScheme)
 	if !ok {
 		return field.ErrorList{field.Invalid(fp, fs, "unsupported scheme: want t9k://pvc/<pvc>/<path> or t9k://minio/<secret>/<bucket>/<path>")}
@@ -180,10 +162,10 @@ func (p *plan) addFileset(fs string, fp *field.Path) field.ErrorList {
 			e.BadValue = fs
 			return field.ErrorList{e}
 		}
-		if p.s3Secret != "" && p.s3Secret != secret {
-			return field.ErrorList{field.Invalid(fp, fs, fmt.Sprintf("a TensorBoard reads S3 with one Secret, and %s is already named", p.s3Secret))}
+		if p.S3Secret != "" && p.S3Secret != secret {
+			return field.ErrorList{field.Invalid(fp, fs, fmt.Sprintf("a TensorBoard reads S3 with one Secret, and %s is already named", p.S3Secret))}
 		}
-		p.s3Secret = secret
+		p.S3Secret = secret
 		p.addS3(bucket, key)
 	default:
 		return field.ErrorList{field.NotSupported(fp, kind, []string{"pvc", "minio"})}
@@ -192,15 +174,15 @@ func (p *plan) addFileset(fs string, fp *field.Path) field.ErrorList {
 }
 
 // addPVC adds the directory sub of the PVC name.
-func (p *plan) addPVC(name, sub string) {
-	if !slices.Contains(p.pvcs, name) {
-		p.pvcs = append(p.pvcs, name)
+func (p *Plan) addPVC(name, sub string) {
+	if !slices.Contains(p.PVCs, name) {
+		p.PVCs = append(p.PVCs, name)
 	}
 	p.addRun(path.Join(name, sub), path.Join(PVCMountRoot, name, sub))
 }
 
 // addS3 adds the prefix key of bucket.
-func (p *plan) addS3(bucket, key string) {
+func (p *Plan) addS3(bucket, key string) {
 	uri := S3Scheme + bucket
 	if key != "" {
 		uri += "/" + key
@@ -209,36 +191,36 @@ func (p *plan) addS3(bucket, key string) {
 }
 
 // addHTTP adds the file at url, downloaded as file.
-func (p *plan) addHTTP(url, file string) {
-	dir := path.Join(HTTPDownloadRoot, strconv.Itoa(len(p.downloads)))
-	p.downloads = append(p.downloads, download{url: url, dir: dir, file: file})
-	p.addRun("http/"+strconv.Itoa(len(p.downloads)-1), dir)
+func (p *Plan) addHTTP(url, file string) {
+	dir := path.Join(HTTPDownloadRoot, strconv.Itoa(len(p.Downloads)))
+	p.Downloads = append(p.Downloads, Download{URL: url, Dir: dir, File: file})
+	p.addRun("http/"+strconv.Itoa(len(p.Downloads)-1), dir)
 }
 
 // addRun adds a run of the logs at dir, named name, or name-2, name-3...
 // when it is taken. ':' would end a run's name in --logdir_spec.
-func (p *plan) addRun(name, dir string) {
+func (p *Plan) addRun(name, dir string) {
 	name = strings.ReplaceAll(name, ":", "_")
-	for _, r := range p.runs {
-		if r.path == dir {
+	for _, r := range p.Runs {
+		if r.Path == dir {
 			return
 		}
 	}
 	taken := func(n string) bool {
-		return slices.ContainsFunc(p.runs, func(r logRun) bool { return r.name == n })
+		return slices.ContainsFunc(p.Runs, func(r Run) bool { return r.Name == n })
 	}
 	unique := name
 	for i := 2; taken(unique); i++ {
 		unique = name + "-" + strconv.Itoa(i)
 	}
-	p.runs = append(p.runs, logRun{name: unique, path: dir})
+	p.Runs = append(p.Runs, Run{Name: unique, Path: dir})
 }
 
-// logdirSpec returns the value of --logdir_spec.
-func (p *plan) logdirSpec() string {
-	parts := make([]string, len(p.runs))
-	for i, r := range p.runs {
-		parts[i] = r.name + ":" + r.path
+// LogdirSpec returns the value of --logdir_spec.
+func (p *Plan) LogdirSpec() string {
+	parts := make([]string, len(p.Runs))
+	for i, r := range p.Runs {
+		parts[i] = r.Name + ":" + r.Path
 	}
 	return strings.Join(parts, ",")
 }
