@@ -43,7 +43,9 @@ type DebianImage struct {
 	// Env holds the image's KEY=value pairs.
 	Env []string
 	// Files are files the packages' maintainer scripts would have written,
-	// by absolute path, such as /etc/passwd: written after unpacking, 0644.
+	// by absolute path, such as /etc/passwd, or programs of the image's
+	// own: written after unpacking, 0644, or 0755 when the content starts
+	// with "#!".
 	Files map[string]string
 }
 
@@ -67,7 +69,11 @@ func (img DebianImage) writeFiles(root string) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(dst, []byte(content), 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(content, "#!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(dst, []byte(content), mode); err != nil {
 			return err
 		}
 	}

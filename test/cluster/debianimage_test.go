@@ -134,3 +134,25 @@ func TestPackagesRecord(t *testing.T) {
 		t.Error("a file that is no record was read as one")
 	}
 }
+
+// TestWriteFilesModes: a file of an image is 0644, a program (#!) 0755,
+// and a path that is not clean and absolute is refused.
+func TestWriteFilesModes(t *testing.T) {
+	root := t.TempDir()
+	img := DebianImage{Files: map[string]string{"/etc/passwd": "root:x:0:0::/:/bin/sh\n", "/usr/bin/tool": "#!/bin/sh\nexit 0\n"}}
+	if err := img.writeFiles(root); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{"/etc/passwd": 0o644, "/usr/bin/tool": 0o755} {
+		st, err := os.Stat(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, st.Mode().Perm(), want)
+		}
+	}
+	if err := (DebianImage{Files: map[string]string{"/usr/../etc/x": ""}}).writeFiles(root); err == nil {
+		t.Error("an unclean path was written")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/accelstack/accelstack/test/cluster/standin"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -28,6 +29,10 @@ var (
 	// HOME, which the image leaves to the pod (HOME=/tmp), and runs as
 	// root, so it needs --allow-root.
 	NotebookImage = Image("notebook")
+	// ExplorerImage runs an Explorer's file browser and code-server in the
+	// local cluster: python3 with the stand-ins of package standin at the
+	// paths of the real images' programs.
+	ExplorerImage = Image("explorer")
 )
 
 // accountFiles are the accounts of images with sshd: root, whose login
@@ -83,6 +88,17 @@ var workloadImages = []DebianImage{
 		Omit:     maintainerTools,
 		Env:      []string{workloadPATH},
 		Files:    rootAccount,
+	},
+	{
+		Ref:      ExplorerImage,
+		Packages: []string{"python3", "dash"},
+		Omit:     maintainerTools,
+		Env:      []string{workloadPATH},
+		Files: map[string]string{
+			"/filebrowser":         standin.FileBrowser,
+			"/usr/bin/code-server": standin.CodeServer,
+			"/usr/bin/dumb-init":   standin.DumbInit,
+		},
 	},
 }
 
