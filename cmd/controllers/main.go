@@ -61,11 +61,18 @@ func main() {
 	fs.Float64Var(&opts.ResourceKeeper.Defaults.GPUUtilizationThreshold, "resource-keeper-gpu-utilization-threshold", 5, "Default GPU utilization, in percent, above which a workload's GPU counts as activity.")
 	fs.StringVar(&opts.ResourceKeeper.NodeAgentNamespace, "node-agent-namespace", "accelstack-system", "Namespace of the node agent's pods, whose GPU metrics the Resource Keeper reads.")
 	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
+	fs.StringVar(&opts.KubeconfigServer, "kubeconfig-server", "", "API server URL that ServiceAccountToken kubeconfigs point at; empty means the address the controllers use.")
+	kubeconfigCA := fs.String("kubeconfig-ca-file", "", "PEM file of the CA of --kubeconfig-server; empty means the CA the controllers trust.")
 
 	cli.Main(fs, func(ctx context.Context) error {
 		cfg, err := restConfig(*kubeconfig)
 		if err != nil {
 			return err
+		}
+		if *kubeconfigCA != "" {
+			if opts.KubeconfigCAData, err = os.ReadFile(*kubeconfigCA); err != nil {
+				return fmt.Errorf("reading --kubeconfig-ca-file: %w", err)
+			}
 		}
 		ctrl.SetLogger(klog.NewKlogr())
 		return manager.Run(ctx, cfg, opts)

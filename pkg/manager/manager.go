@@ -32,14 +32,17 @@ import (
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 	"github.com/accelstack/accelstack/pkg/notebook"
+	"github.com/accelstack/accelstack/pkg/project"
 	"github.com/accelstack/accelstack/pkg/queues"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/reclaim"
 	"github.com/accelstack/accelstack/pkg/serving/simple"
+	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/pkg/shim"
 	"github.com/accelstack/accelstack/pkg/tensorboard"
 	"github.com/accelstack/accelstack/pkg/workflow"
 	"github.com/accelstack/accelstack/pkg/workflow/cron"
+	"github.com/accelstack/accelstack/pkg/workloadmetrics"
 )
 
 // Options configures the manager.
@@ -84,6 +87,11 @@ type Options struct {
 	// ResourceKeeper configures idle reclaim: the probe period, the
 	// cluster-wide thresholds and where the node agent runs.
 	ResourceKeeper reclaim.Options
+	// KubeconfigServer and KubeconfigCAData are the API server address and
+	// CA that ServiceAccountToken kubeconfigs point at; an empty server
+	// means the manager's own.
+	KubeconfigServer string
+	KubeconfigCAData []byte
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 	// Logger is the manager's and controllers' logger; zero means ctrl.Log.
@@ -219,6 +227,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := explorer.Setup(mgr, explorer.Options{FileBrowserImage: opts.FileBrowserImage, CodeServerImage: opts.CodeServerImage, ActivityImage: opts.ActivityImage}); err != nil {
 		return nil, fmt.Errorf("setting up the Explorer controller: %w", err)
+	}
+	if err := project.Setup(mgr, project.Options{}); err != nil {
+		return nil, fmt.Errorf("setting up the Project controller: %w", err)
+	}
+	if err := satoken.Setup(mgr, satoken.Options{Cluster: satoken.Cluster{Server: opts.KubeconfigServer, CAData: opts.KubeconfigCAData}}); err != nil {
+		return nil, fmt.Errorf("setting up the ServiceAccountToken controller: %w", err)
+	}
+	if err := workloadmetrics.Setup(mgr); err != nil {
+		return nil, err
 	}
 	if err := simple.Setup(mgr, simple.Options{StorageInitializerImage: opts.DataCubeExecutorImage}); err != nil {
 		return nil, fmt.Errorf("setting up the SimpleMLService controller: %w", err)

@@ -31,7 +31,7 @@ var ConvertedCRDs = []string{"storageshims.tensorstack.dev"}
 
 // ValidatingWebhooks are the ValidatingWebhookConfigurations (deploy/controllers)
 // whose webhooks the manager serves and whose CA it injects.
-var ValidatingWebhooks = []string{"accelstack-jobs", "accelstack-queues", "accelstack-elasticjob", "accelstack-workflows", "accelstack-notebooks", "accelstack-interactive"}
+var ValidatingWebhooks = []string{"accelstack-jobs", "accelstack-queues", "accelstack-elasticjob", "accelstack-workflows", "accelstack-notebooks", "accelstack-interactive", "accelstack-projects"}
 
 // WebhookCertSecretName is the Secret, in the webhook Service's namespace,
 // that holds the webhook's CA and serving certificate, shared by every
@@ -58,7 +58,7 @@ const (
 const caCommonName = "accelstack-webhook-ca"
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=storageshims.tensorstack.dev,verbs=get;patch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=accelstack-jobs;accelstack-queues;accelstack-elasticjob;accelstack-workflows;accelstack-notebooks;accelstack-interactive,verbs=get;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=accelstack-jobs;accelstack-queues;accelstack-elasticjob;accelstack-workflows;accelstack-notebooks;accelstack-interactive;accelstack-projects,verbs=get;patch
 // +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,resourceNames=controllers-webhook-cert,verbs=get;update
 // +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,verbs=create
 
