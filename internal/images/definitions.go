@@ -73,6 +73,12 @@ var Definitions = []Definition{
 		User:   "65532:65532",
 	},
 	{
+		// The router of MLServices; the controllers' Deployments run it
+		// as non-root.
+		Binary: "serving-router",
+		User:   "65532:65532",
+	},
+	{
 		// The EventListener and WorkflowTrigger servers; the controllers'
 		// Deployments run them as non-root.
 		Binary: "workflow-events",

@@ -1,0 +1,244 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/google/uuid"
+	"k8s.io/klog/v2"
+)
+
+// The components named in the events' source and extension.
+const (
+	ComponentPredict     = "predict"
+	ComponentTransformer = "transformer"
+)
+
+// Router is the MLService's reverse proxy.
+type Router struct {
+	cfg    *Config
+	opts   Options
+	logger *eventLogger
+	// targets by host label; split are the weighted releases.
+	byHost      map[string]*target
+	split       []*target
+	total       int
+	transformer *target
+}
+
+// target is a Target with its proxy.
+type target struct {
+	Target
+	component string
+	proxy     *httputil.ReverseProxy
+}
+
+// New returns a router for cfg; the logger's workers stop when ctx ends.
+func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger, err := newEventLogger(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the event client: %w", err)
+	}
+	r := &Router{cfg: cfg, opts: opts, logger: logger, byHost: map[string]*target{}}
+	transport := &http.Transport{
+		Proxy: nil, DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
+	}
+	mk := func(t Target, component string) (*target, error) {
+		u, err := url.Parse(t.URL)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", t.URL, err)
+		}
+		p := httputil.NewSingleHostReverseProxy(u)
+		p.Transport = transport
+		p.ErrorHandler = func(w http.ResponseWriter, req *http.Request, err error) {
+			klog.FromContext(ctx).V(3).Info("Upstream failed", "target", t.Name, "err", err)
+			w.WriteHeader(http.StatusBadGateway)
+		}
+		return &target{Target: t, component: component, proxy: p}, nil
+	}
+	for _, t := range cfg.Releases {
+		tg, err := mk(t, ComponentPredict)
+		if err != nil {
+			return nil, err
+		}
+		if t.Host != "" {
+			r.byHost[t.Host] = tg
+		}
+		if t.Weight > 0 {
+			r.split = append(r.split, tg)
+			r.total += t.Weight
+		}
+	}
+	if cfg.Transformer != nil {
+		if r.transformer, err = mk(*cfg.Transformer, ComponentTransformer); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Stats returns the logger's counts.
+func (r *Router) Stats() Stats { return r.logger.stats() }
+
+// ServeHTTP proxies req to the target its host names, or to a release
+// picked by weight.
+func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	t := r.pick(hostLabel(req.Host))
+	if t == nil {
+		http.Error(w, "no release serves this MLService", http.StatusServiceUnavailable)
+		return
+	}
+	if t.Logger == nil || len(t.Logger.URLs) == 0 {
+		t.proxy.ServeHTTP(w, req)
+		return
+	}
+	r.serveLogged(w, req, t)
+}
+
+// pick returns the target of the host label host.
+func (r *Router) pick(host string) *target {
+	if t, ok := r.byHost[host]; ok {
+		return t
+	}
+	if r.transformer != nil && host != r.cfg.PredictHost {
+		return r.transformer
+	}
+	if r.total == 0 {
+		return nil
+	}
+	n := rand.IntN(r.total) //nolint:gosec // traffic split, not security
+	for _, t := range r.split {
+		if n -= t.Weight; n < 0 {
+			return t
+		}
+	}
+	return r.split[len(r.split)-1]
+}
+
+// serveLogged proxies req to t and queues its request and response events.
+func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target) {
+	mode := t.Logger.Mode
+	id := uuid.NewString()
+	var reqBody []byte
+	if mode != ModeResponse && req.Body != nil {
+		b, err := io.ReadAll(io.LimitReader(req.Body, int64(r.opts.MaxLoggedBody)+1))
+		if err != nil {
+			http.Error(w, "reading the request", http.StatusBadRequest)
+			return
+		}
+		if len(b) > r.opts.MaxLoggedBody {
+			req.Body = readCloser{io.MultiReader(bytes.NewReader(b), req.Body), req.Body}
+		} else {
+			reqBody = b
+			req.Body = io.NopCloser(bytes.NewReader(b))
+		}
+	}
+	if mode != ModeResponse {
+		r.send(t, r.newEvent(req, t, id, TypeRequest, req.Header.Get("Content-Type"), reqBody))
+	}
+	if mode == ModeRequest {
+		t.proxy.ServeHTTP(w, req)
+		return
+	}
+	cw := &capture{ResponseWriter: w, max: r.opts.MaxLoggedBody}
+	t.proxy.ServeHTTP(cw, req)
+	var body []byte
+	if !cw.over {
+		body = cw.buf.Bytes()
+	}
+	r.send(t, r.newEvent(req, t, id, TypeResponse, cw.Header().Get("Content-Type"), body))
+}
+
+// send queues e for every logger URL of t.
+func (r *Router) send(t *target, e cloudevents.Event) {
+	for _, u := range t.Logger.URLs {
+		r.logger.enqueue(u, e)
+	}
+}
+
+// newEvent returns an event of typ about req with body.
+func (r *Router) newEvent(req *http.Request, t *target, id, typ, contentType string, body []byte) cloudevents.Event {
+	e := cloudevents.NewEvent()
+	e.SetID(id)
+	e.SetType(typ)
+	source := r.cfg.Name + "-" + t.component
+	if t.Name != "" {
+		source += "-" + t.Name
+	}
+	e.SetSource(source)
+	e.SetTime(time.Now())
+	e.SetExtension(ExtComponent, t.component)
+	e.SetExtension(ExtInferenceURL, req.URL.RequestURI())
+	e.SetExtension(ExtMLServiceName, r.cfg.Name)
+	e.SetExtension(ExtNamespace, r.cfg.Namespace)
+	if tp := req.Header.Get("Traceparent"); tp != "" {
+		e.SetExtension(ExtTraceParent, tp)
+	}
+	if contentType == "" {
+		contentType = cloudevents.ApplicationJSON
+	}
+	if body != nil {
+		_ = e.SetData(contentType, body) // bytes are kept as they are
+	}
+	return e
+}
+
+// hostLabel returns the first label of a Host header, without the port.
+func hostLabel(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	label, _, _ := strings.Cut(host, ".")
+	return label
+}
+
+// capture is a ResponseWriter keeping a copy of the body up to max bytes.
+type capture struct {
+	http.ResponseWriter
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+// Write copies p and writes it.
+func (c *capture) Write(p []byte) (int, error) {
+	if !c.over {
+		if c.buf.Len()+len(p) > c.max {
+			c.over = true
+			c.buf.Reset()
+		} else {
+			c.buf.Write(p)
+		}
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+// Flush flushes the underlying writer, for streamed responses.
+func (c *capture) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+// Close closes the original body.
+func (r readCloser) Close() error { return r.c.Close() }

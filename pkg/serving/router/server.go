@@ -1,0 +1,49 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// Run serves a router for cfg at addr until ctx ends, then shuts down
+// gracefully.
+func Run(ctx context.Context, addr string, cfg *Config, opts Options) error {
+	r, err := New(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: addr, Handler: withHealth(r), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	klog.FromContext(ctx).Info("Serving", "address", addr, "mlservice", cfg.Name, "releases", len(cfg.Releases))
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+// HealthPath is the router's own health check, whatever the host.
+const HealthPath = "/.router/healthz"
+
+// withHealth serves HealthPath itself and everything else with r.
+func withHealth(r *Router) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == HealthPath {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		r.ServeHTTP(w, req)
+	})
+}
