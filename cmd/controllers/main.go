@@ -22,6 +22,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/pkg/notebook"
+	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/pkg/shim"
 	"github.com/accelstack/accelstack/pkg/tensorboard"
 	"github.com/accelstack/accelstack/pkg/workflow"
@@ -60,6 +61,11 @@ func main() {
 	fs.DurationVar(&opts.ResourceKeeper.Defaults.SuspendAfter, "resource-keeper-suspend-after", 24*time.Hour, "Default time in Idle after which a workload is suspended; a namespace's tensorstack.dev/suspend-after annotation overrides it.")
 	fs.Float64Var(&opts.ResourceKeeper.Defaults.GPUUtilizationThreshold, "resource-keeper-gpu-utilization-threshold", 5, "Default GPU utilization, in percent, above which a workload's GPU counts as activity.")
 	fs.StringVar(&opts.ResourceKeeper.NodeAgentNamespace, "node-agent-namespace", "accelstack-system", "Namespace of the node agent's pods, whose GPU metrics the Resource Keeper reads.")
+	fs.StringVar(&opts.ServingRouterImage, "serving-router-image", mlservice.DefaultRouterImage, "Image of the MLServices' router.")
+	fs.StringVar(&opts.MLServiceBackend, "mlservice-backend", mlservice.BackendAuto, "What runs MLServices: auto (knative when the serving.knative.dev Service CRD is installed at start, raw otherwise), raw or knative.")
+	fs.Check(func() error {
+		return cli.OneOf("mlservice-backend", opts.MLServiceBackend, mlservice.BackendAuto, mlservice.BackendRaw, mlservice.BackendKnative)
+	})
 	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
 	fs.StringVar(&opts.KubeconfigServer, "kubeconfig-server", "", "API server URL that ServiceAccountToken kubeconfigs point at; empty means the address the controllers use.")
 	kubeconfigCA := fs.String("kubeconfig-ca-file", "", "PEM file of the CA of --kubeconfig-server; empty means the CA the controllers trust.")

@@ -36,6 +36,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/queues"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 	"github.com/accelstack/accelstack/pkg/reclaim"
+	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/pkg/serving/simple"
 	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/pkg/shim"
@@ -84,6 +85,10 @@ type Options struct {
 	// Explorers; TensorBoardImage, FileBrowserImage and CodeServerImage
 	// run their servers.
 	ActivityImage, TensorBoardImage, FileBrowserImage, CodeServerImage string
+	// MLServiceBackend runs MLServices: auto (knative when the Knative
+	// Service CRD is installed, raw otherwise), raw or knative;
+	// ServingRouterImage runs their router.
+	MLServiceBackend, ServingRouterImage string
 	// ResourceKeeper configures idle reclaim: the probe period, the
 	// cluster-wide thresholds and where the node agent runs.
 	ResourceKeeper reclaim.Options
@@ -239,6 +244,11 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := simple.Setup(mgr, simple.Options{StorageInitializerImage: opts.DataCubeExecutorImage}); err != nil {
 		return nil, fmt.Errorf("setting up the SimpleMLService controller: %w", err)
+	}
+	if err := mlservice.Setup(mgr, mlservice.Options{
+		Backend: opts.MLServiceBackend, RouterImage: opts.ServingRouterImage, StorageInitializerImage: opts.DataCubeExecutorImage,
+	}); err != nil {
+		return nil, fmt.Errorf("setting up the MLService controller: %w", err)
 	}
 	if err := reclaim.Setup(mgr, opts.ResourceKeeper); err != nil {
 		return nil, fmt.Errorf("setting up the Resource Keeper: %w", err)

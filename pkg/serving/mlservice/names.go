@@ -1,0 +1,56 @@
+package mlservice
+
+import tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+
+// Labels of the objects of an MLService.
+const (
+	// LabelKey holds the MLService's name on every object it owns.
+	LabelKey = "tensorstack.dev/mlservice"
+	// ComponentLabelKey is predict, transformer or router.
+	ComponentLabelKey = "tensorstack.dev/mlservice-component"
+	// ReleaseLabelKey is the release of a predictor.
+	ReleaseLabelKey = "tensorstack.dev/mlservice-release"
+)
+
+// The components.
+const (
+	componentPredict     = "predict"
+	componentTransformer = "transformer"
+	componentRouter      = "router"
+)
+
+// ServingPort is the port the runtimes' containers and the router serve.
+const ServingPort = 8080
+
+// Domain is the DNS domain of the raw backend's URLs.
+const Domain = "svc.cluster.local"
+
+// predictorName is the name of a release's predictor objects and the host
+// label of its URL.
+func predictorName(m *tensorstackv1beta1.MLService, release string) string {
+	return m.Name + "-predict-" + release
+}
+
+// predictHost is the name of the Service that splits between the releases.
+func predictHost(m *tensorstackv1beta1.MLService) string { return m.Name + "-predict" }
+
+// transformerName is the name of the transformer's objects.
+func transformerName(m *tensorstackv1beta1.MLService) string { return m.Name + "-transformer" }
+
+// routerName is the name of the router's Deployment.
+func routerName(m *tensorstackv1beta1.MLService) string { return m.Name + "-router" }
+
+// privateName is the name of the Service of a raw component.
+func privateName(component string) string { return component + "-private" }
+
+// serviceURL is the in-cluster URL of the Service name in ns.
+func serviceURL(name, ns string) string { return "http://" + name + "." + ns + "." + Domain }
+
+// labels returns the labels of a component of m.
+func labels(m *tensorstackv1beta1.MLService, component, release string) map[string]string {
+	l := map[string]string{LabelKey: m.Name, ComponentLabelKey: component}
+	if release != "" {
+		l[ReleaseLabelKey] = release
+	}
+	return l
+}
