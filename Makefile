@@ -176,7 +176,7 @@ demo: envtest-assets tools ## Local cluster, accelstack from deploy/, the exampl
 .PHONY: test-e2e
 test-e2e: envtest-assets tools ## End-to-end tests on a local cluster of their own (a running one is stopped first).
 	$(CLUSTER) down
-	go test -tags e2e -count=1 -p 1 -v -timeout 30m ./test/cluster/... ./test/e2e/...
+	go test -tags e2e -count=1 -p 1 -v -timeout 45m ./test/cluster/... ./test/e2e/...
 
 ##@ Tools
 
