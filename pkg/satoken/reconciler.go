@@ -72,6 +72,21 @@ func NewReconciler(c client.Client, reader client.Reader, recorder events.EventR
 // Reconcile issues, renews or expires the token of the ServiceAccountToken
 // req names.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		// The cache held an older ServiceAccountToken or Secret than the
+		// API server: read them again rather than report a fault.
+		ctrl.LoggerFrom(ctx).V(3).Info("Object changed meanwhile; reconciling again")
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return res, err
+}
+
+// conflictRetry is how soon a reconcile that met a newer version of an
+// object than it read runs again.
+const conflictRetry = time.Second
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	sat := &tensorstackv1beta1.ServiceAccountToken{}
 	if err := r.client.Get(ctx, req.NamespacedName, sat); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -96,16 +111,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.Info("Token expired", "expirationTime", exp.Time)
 		return ctrl.Result{}, r.setReady(ctx, sat, corev1.ConditionFalse, tensorstackv1beta1.ReasonTokenExpired, "This token has expired")
 	}
-	sa, msg, err := r.serviceAccount(ctx, sat)
-	if err != nil || msg != "" {
-		return ctrl.Result{}, r.fail(ctx, sat, err, ReasonServiceAccountConflict, msg)
+	sa, f, err := r.serviceAccount(ctx, sat)
+	if err != nil || f != nil {
+		return ctrl.Result{}, r.fail(ctx, sat, err, f)
 	}
 	if err := r.roleBinding(ctx, sat); err != nil {
 		return ctrl.Result{}, err
 	}
-	secret, msg, err := r.secret(ctx, sat)
-	if err != nil || msg != "" {
-		return ctrl.Result{}, r.fail(ctx, sat, err, tensorstackv1beta1.ReasonSubresourceNotFound, msg)
+	secret, f, err := r.secret(ctx, sat)
+	if err != nil || f != nil {
+		return ctrl.Result{}, r.fail(ctx, sat, err, f)
 	}
 	next, err := r.token(ctx, sat, sa, secret, d, now, end)
 	if err != nil {
@@ -117,38 +132,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: min(max(next.Sub(now), time.Second), recheck)}, nil
 }
 
-// fail reports err, or else the Ready condition False with reason and msg.
-func (r *Reconciler) fail(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken, err error, reason, msg string) error {
+// fault is why a ServiceAccountToken has no token to use: the reason and
+// message of its Ready condition.
+type fault struct{ reason, message string }
+
+// fail reports err, or else the Ready condition False with f.
+func (r *Reconciler) fail(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken, err error, f *fault) error {
 	if err != nil {
 		return err
 	}
-	r.recorder.Eventf(sat, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
-	return r.setReady(ctx, sat, corev1.ConditionFalse, reason, msg)
+	r.recorder.Eventf(sat, nil, corev1.EventTypeWarning, f.reason, "Reconcile", "%s", f.message)
+	return r.setReady(ctx, sat, corev1.ConditionFalse, f.reason, f.message)
 }
 
 // serviceAccount returns the token's ServiceAccount, creating it the first
-// time; a message says why there is none to use.
-func (r *Reconciler) serviceAccount(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken) (*corev1.ServiceAccount, string, error) {
+// time; a fault says why there is none to use.
+func (r *Reconciler) serviceAccount(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken) (*corev1.ServiceAccount, *fault, error) {
 	sa := &corev1.ServiceAccount{}
 	err := r.reader.Get(ctx, client.ObjectKeyFromObject(sat), sa)
 	switch {
 	case apierrors.IsNotFound(err) && sat.Status.SecretRef != nil:
-		return nil, fmt.Sprintf("subresource not found: ServiceAccount %s/%s has been deleted", sat.Namespace, sat.Name), nil
+		return nil, &fault{tensorstackv1beta1.ReasonSubresourceNotFound,
+			fmt.Sprintf("subresource not found: ServiceAccount %s/%s has been deleted", sat.Namespace, sat.Name)}, nil
 	case apierrors.IsNotFound(err):
 		sa = &corev1.ServiceAccount{ObjectMeta: r.meta(sat, sat.Name)}
 		if err := r.own(sat, sa); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		if err := r.client.Create(ctx, sa); err != nil {
-			return nil, "", fmt.Errorf("creating ServiceAccount %s: %w", sat.Name, err)
+			return nil, nil, fmt.Errorf("creating ServiceAccount %s: %w", sat.Name, err)
 		}
-		return sa, "", nil
+		return sa, nil, nil
 	case err != nil:
-		return nil, "", fmt.Errorf("reading ServiceAccount %s: %w", sat.Name, err)
+		return nil, nil, fmt.Errorf("reading ServiceAccount %s: %w", sat.Name, err)
 	case !metav1.IsControlledBy(sa, sat):
-		return nil, fmt.Sprintf("ServiceAccount %s/%s exists and is not this ServiceAccountToken's; choose another name", sat.Namespace, sat.Name), nil
+		return nil, &fault{ReasonServiceAccountConflict,
+			fmt.Sprintf("ServiceAccount %s/%s exists and is not this ServiceAccountToken's; choose another name", sat.Namespace, sat.Name)}, nil
 	}
-	return sa, "", nil
+	return sa, nil, nil
 }
 
 // roleBinding binds the ServiceAccount to MemberClusterRole in the
@@ -177,34 +198,36 @@ func (r *Reconciler) roleBinding(ctx context.Context, sat *tensorstackv1beta1.Se
 }
 
 // secret returns the token's Secret, creating it and recording it in the
-// status the first time; a message says why there is none to use.
-func (r *Reconciler) secret(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken) (*corev1.Secret, string, error) {
+// status the first time; a fault says why there is none to use.
+func (r *Reconciler) secret(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken) (*corev1.Secret, *fault, error) {
 	name := SecretName(sat.Name, sat.UID)
 	secret := &corev1.Secret{}
 	err := r.reader.Get(ctx, client.ObjectKey{Namespace: sat.Namespace, Name: name}, secret)
 	switch {
 	case apierrors.IsNotFound(err) && sat.Status.SecretRef != nil:
-		return nil, fmt.Sprintf("subresource not found: Secret %s/%s has been deleted", sat.Namespace, name), nil
+		return nil, &fault{tensorstackv1beta1.ReasonSubresourceNotFound,
+			fmt.Sprintf("subresource not found: Secret %s/%s has been deleted", sat.Namespace, name)}, nil
 	case apierrors.IsNotFound(err):
 		secret = &corev1.Secret{ObjectMeta: r.meta(sat, name), Type: corev1.SecretTypeOpaque}
 		if err := r.own(sat, secret); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		if err := r.client.Create(ctx, secret); err != nil {
-			return nil, "", fmt.Errorf("creating Secret %s: %w", name, err)
+			return nil, nil, fmt.Errorf("creating Secret %s: %w", name, err)
 		}
 	case err != nil:
-		return nil, "", fmt.Errorf("reading Secret %s: %w", name, err)
+		return nil, nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	case !metav1.IsControlledBy(secret, sat):
-		return nil, fmt.Sprintf("Secret %s/%s exists and is not this ServiceAccountToken's", sat.Namespace, name), nil
+		return nil, &fault{tensorstackv1beta1.ReasonSubresourceNotFound,
+			fmt.Sprintf("Secret %s/%s exists and is not this ServiceAccountToken's", sat.Namespace, name)}, nil
 	}
 	if sat.Status.SecretRef == nil {
 		sat.Status.SecretRef = &tensorstackv1beta1.SecretReference{Name: name}
 		if err := r.client.Status().Update(ctx, sat); err != nil {
-			return nil, "", fmt.Errorf("recording Secret %s in the status: %w", name, err)
+			return nil, nil, fmt.Errorf("recording Secret %s in the status: %w", name, err)
 		}
 	}
-	return secret, "", nil
+	return secret, nil, nil
 }
 
 // token issues a token into secret when it has none or it is due for
