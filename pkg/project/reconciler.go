@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -79,11 +80,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = ctrl.LoggerInto(ctx, log)
 	log.V(2).Info("Reconciling Project")
 	if !p.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, p)
+		err := r.finalize(ctx, p)
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, err
 	}
+	err := r.reconcile(ctx, p)
+	if apierrors.IsConflict(err) {
+		// The cache held an older Project or object than the API server:
+		// read them again rather than report a fault.
+		log.V(3).Info("Object changed meanwhile; reconciling again", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// conflictRetry is how soon a reconcile that met a newer version of an
+// object than it read runs again.
+const conflictRetry = time.Second
+
+// reconcile adds the finalizer, applies p and writes its status; a
+// conflict comes back as it is, without a status written for it.
+func (r *Reconciler) reconcile(ctx context.Context, p *tensorstackv1beta1.Project) error {
 	if controllerutil.AddFinalizer(p, Finalizer) {
 		if err := r.client.Update(ctx, p); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+			return fmt.Errorf("adding the finalizer: %w", err)
 		}
 	}
 	err := r.apply(ctx, p)
@@ -91,14 +113,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	switch {
 	case errors.As(err, &nr):
 		r.recorder.Eventf(p, nil, corev1.EventTypeWarning, nr.reason, "Reconcile", "%s", nr.message)
-		return ctrl.Result{}, r.setReady(ctx, p, corev1.ConditionFalse, nr.reason, nr.message)
+		return r.setReady(ctx, p, corev1.ConditionFalse, nr.reason, nr.message)
+	case apierrors.IsConflict(err):
+		return err
 	case err != nil:
-		if serr := r.setReady(ctx, p, corev1.ConditionFalse, ReasonApplyFailed, err.Error()); serr != nil {
-			log.Error(serr, "Writing the Project status")
+		if serr := r.setReady(ctx, p, corev1.ConditionFalse, ReasonApplyFailed, err.Error()); serr != nil && !apierrors.IsConflict(serr) {
+			ctrl.LoggerFrom(ctx).Error(serr, "Writing the Project status")
 		}
-		return ctrl.Result{}, err
+		return err
 	}
-	return ctrl.Result{}, r.setReady(ctx, p, corev1.ConditionTrue, ReasonReady, "The namespace and its quota, network policy and service account are as the spec says")
+	return r.setReady(ctx, p, corev1.ConditionTrue, ReasonReady, "The namespace and its quota, network policy and service account are as the spec says")
 }
 
 // apply makes the namespace and the objects in it; a notReady error is a
