@@ -122,10 +122,7 @@ func (r *Reconciler) ensureComponents(ctx context.Context, m *tensorstackv1beta1
 			})
 		}
 	}
-	keep := map[string]bool{routerName(m): true}
-	for _, s := range routerServices(m, true) {
-		keep[s.Name] = true
-	}
+	keep := map[string]bool{}
 	if !paused {
 		for _, c := range comps {
 			s, err := r.backend.Ensure(ctx, m, c)
@@ -138,11 +135,15 @@ func (r *Reconciler) ensureComponents(ctx context.Context, m *tensorstackv1beta1
 	if err := r.backend.Prune(ctx, m, keep); err != nil {
 		return nil, nil, err
 	}
-	if r.backend.Name() != "raw" {
-		// The router's objects are Deployments and Services on any backend.
-		return states, problems, pruneRaw(ctx, r.writer, m, func(n string) bool { return keep[n] })
+	// The router's Services of releases no longer there, on any backend;
+	// on Knative the components' objects are not Deployments.
+	routerKeep := map[string]bool{routerName(m): true}
+	for _, s := range routerServices(m, r.backend.Name() == "raw") {
+		routerKeep[s.Name] = true
 	}
-	return states, problems, nil
+	return states, problems, pruneRaw(ctx, r.writer, m, func(o client.Object) bool {
+		return o.GetLabels()[ComponentLabelKey] != componentRouter || routerKeep[o.GetName()]
+	})
 }
 
 // runtime returns the enabled runtime of rel, or the problem that it does

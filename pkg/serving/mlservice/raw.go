@@ -125,10 +125,18 @@ func (b *rawBackend) ensureHPA(ctx context.Context, owner client.Object, c Compo
 	return nil
 }
 
-// Prune deletes the Deployments, Services and HPAs of owner's components
-// not in keep.
+// Prune deletes the Deployments, Services and HPAs of owner's predictors
+// and transformer not in keep; the router's objects are left alone.
 func (b *rawBackend) Prune(ctx context.Context, owner client.Object, keep map[string]bool) error {
-	return pruneRaw(ctx, b.writer, owner, func(name string) bool { return keep[name] || keep[trimPrivate(name)] })
+	return pruneRaw(ctx, b.writer, owner, func(o client.Object) bool {
+		if o.GetLabels()[ComponentLabelKey] == componentRouter {
+			return true
+		}
+		if _, ok := o.(*corev1.Service); ok {
+			return keep[trimPrivate(o.GetName())]
+		}
+		return keep[o.GetName()]
+	})
 }
 
 // trimPrivate returns the component of a private Service's name.
@@ -142,7 +150,7 @@ func trimPrivate(name string) string {
 
 // pruneRaw deletes the Deployments, Services and HPAs labelled with
 // owner's name, controlled by it, for which keep is false.
-func pruneRaw(ctx context.Context, w interactive.Writer, owner client.Object, keep func(string) bool) error {
+func pruneRaw(ctx context.Context, w interactive.Writer, owner client.Object, keep func(client.Object) bool) error {
 	sel := client.MatchingLabels{LabelKey: owner.GetName()}
 	ns := client.InNamespace(owner.GetNamespace())
 	var errs []error
@@ -155,7 +163,7 @@ func pruneRaw(ctx context.Context, w interactive.Writer, owner client.Object, ke
 			return err
 		}
 		for _, o := range objs {
-			if keep(o.GetName()) || !metav1.IsControlledBy(o, owner) {
+			if keep(o) || !metav1.IsControlledBy(o, owner) {
 				continue
 			}
 			if err := w.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
@@ -53,6 +54,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := mgr.Add(c); err != nil {
 		return fmt.Errorf("adding the MLService cache: %w", err)
+	}
+	if opts.StorageInitializerImage == "" {
+		opts.StorageInitializerImage = datacube.DefaultExecutorImage
 	}
 	if opts.RouterImage == "" {
 		opts.RouterImage = DefaultRouterImage

@@ -14,13 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // Options configures the controller.
 type Options struct {
 	// StorageInitializerImage runs the storage initializer (the DataCube
-	// executor's image).
+	// executor's image); empty means datacube.DefaultExecutorImage.
 	StorageInitializerImage string
 }
 
@@ -37,6 +38,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := mgr.Add(c); err != nil {
 		return fmt.Errorf("adding the SimpleMLService cache: %w", err)
+	}
+	if opts.StorageInitializerImage == "" {
+		opts.StorageInitializerImage = datacube.DefaultExecutorImage
 	}
 	r := NewReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("simplemlservice-controller"), opts.StorageInitializerImage)
 	b := ctrl.NewControllerManagedBy(mgr).Named("simplemlservice").For(&tensorstackv1beta1.SimpleMLService{})
