@@ -74,10 +74,19 @@ func (r *Reconciler) ensureChildren(ctx context.Context, job *Job, services []*c
 // not own, which the engine does not watch: the reconcile is retried later.
 var errNameTaken = errors.New("a pod name is taken by another object")
 
+// quotaRefusals are the pods a ResourceQuota refused in one reconcile.
+type quotaRefusals struct {
+	// wanted is the number of pods the reconcile tried to create.
+	wanted int
+	// refused are the API server's refusals, sorted.
+	refused []string
+}
+
 // createPods creates the pods of the replicas that have none. A pod the API
 // server refuses as invalid fails the job; a name someone else holds is
-// waited for (errNameTaken); other errors are retried.
-func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job, states *States) error {
+// waited for (errNameTaken); pods a ResourceQuota refuses are returned, not
+// as an error, to be tried again later; other errors are retried.
+func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job, states *States) (quotaRefusals, error) {
 	type todo struct {
 		rep  *Replica
 		rank int32
@@ -91,13 +100,14 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 		}
 	}
 	if len(list) == 0 {
-		return nil
+		return quotaRefusals{}, nil
 	}
 	var (
 		mu      sync.Mutex
 		notes   = map[string]bool{}
 		invalid []string
 		taken   bool
+		quota   = quotaRefusals{wanted: len(list)}
 	)
 	errs := parallel(len(list), func(i int) error {
 		pod, n, err := newPod(r.kind, job, list[i].rep, list[i].rank, r.scheme)
@@ -131,6 +141,12 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 			invalid = append(invalid, fmt.Sprintf("pod %s: %v", pod.Name, err))
 			mu.Unlock()
 			return nil
+		case quotaRefusal(err):
+			r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventCreationFailed, "CreatePod", "Creating pod %s: %v", pod.Name, err)
+			mu.Lock()
+			quota.refused = append(quota.refused, err.Error())
+			mu.Unlock()
+			return nil
 		}
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventCreationFailed, "CreatePod", "Creating pod %s: %v", pod.Name, err)
 		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
@@ -149,10 +165,11 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 			errs = append(errs, err)
 		}
 	}
+	sort.Strings(quota.refused)
 	if len(errs) == 0 && taken {
-		return errNameTaken
+		return quota, errNameTaken
 	}
-	return errors.Join(errs...)
+	return quota, errors.Join(errs...)
 }
 
 // failInvalidPods fails a job whose pods the API server refuses: retrying

@@ -128,6 +128,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	if job.RunMode != nil && job.RunMode.Pause != nil && job.RunMode.Pause.Enabled {
+		// A paused job wants no pods: no quota refuses them.
+		clearQuotaRefused(job.Status, now)
 		return result, r.pause(ctx, original, job, obs, pods, now)
 	}
 	if isTrue(job.Status, batchv1beta1.JobPausedCond) {
@@ -190,12 +192,35 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.createPods(ctx, obj, job, states); errors.Is(err, errNameTaken) {
+	written := obj.DeepCopyObject().(client.Object)
+	quota, err := r.createPods(ctx, obj, job, states)
+	if qerr := r.recordQuota(ctx, written, obj, job, quota, err); qerr != nil {
+		return ctrl.Result{}, errors.Join(err, qerr)
+	}
+	switch {
+	case errors.Is(err, errNameTaken):
 		return ctrl.Result{RequeueAfter: nameTakenRetry}, nil
-	} else if err != nil {
+	case err != nil:
 		return ctrl.Result{}, err
+	case len(quota.refused) > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > quotaRetry):
+		result.RequeueAfter = quotaRetry
 	}
 	return result, nil
+}
+
+// recordQuota writes into the job's status, written as written, whether a
+// ResourceQuota refused some of its pods in this reconcile: ReplicaFailure
+// True (ExceededQuota) with the API server's words while it does, False
+// again once a reconcile has created every pod it tried to (err nil).
+func (r *Reconciler) recordQuota(ctx context.Context, written, obj client.Object, job *Job, quota quotaRefusals, err error) error {
+	now := metav1.Now().Rfc3339Copy()
+	switch {
+	case len(quota.refused) > 0:
+		setQuotaRefused(job.Status, quota.refused, quota.wanted, now)
+	case err == nil:
+		clearQuotaRefused(job.Status, now)
+	}
+	return r.writeStatus(ctx, written, obj)
 }
 
 // children lists the pods and Services job controls, from the cache.

@@ -243,7 +243,9 @@ func progress(s *batchv1beta1.JobStatus, job *Job, states *States, now metav1.Ti
 	if failure != nil {
 		setCondition(s, batchv1beta1.JobReplicaFailure, corev1.ConditionTrue, reasonReplicaFailed,
 			"Replica "+failure.Name+" "+failure.Detail+".", now)
-	} else {
+	} else if !quotaRefused(s) {
+		// A quota's refusal is cleared by the reconcile that creates the
+		// refused pods (recordQuota), not here.
 		setCondition(s, batchv1beta1.JobReplicaFailure, corev1.ConditionFalse, reasonNone, msgAllRunning, now)
 	}
 	gang := int(job.MinMember)

@@ -43,6 +43,7 @@ func TestJobs(t *testing.T) {
 		{"seed", testSeedManifests},
 		{"api/defaults", testDefaults},
 		{"scheduler/podnametaken", testPodNameTaken},
+		{"quota/podsrefused", testQuota},
 		{"mpijob/seedlayout", testMPIJobSeedLayout},
 		{"mpijob/replicaspecs", testMPIJobReplicaSpecs},
 		{"mpijob/refused", testMPIJobRefused},
