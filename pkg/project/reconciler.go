@@ -108,21 +108,23 @@ func (r *Reconciler) reconcile(ctx context.Context, p *tensorstackv1beta1.Projec
 			return fmt.Errorf("adding the finalizer: %w", err)
 		}
 	}
+	// apply records the quota in the status: compare with the status read.
+	read := p.Status.DeepCopy()
 	err := r.apply(ctx, p)
 	var nr *notReady
 	switch {
 	case errors.As(err, &nr):
 		r.recorder.Eventf(p, nil, corev1.EventTypeWarning, nr.reason, "Reconcile", "%s", nr.message)
-		return r.setReady(ctx, p, corev1.ConditionFalse, nr.reason, nr.message)
+		return r.setReady(ctx, p, read, corev1.ConditionFalse, nr.reason, nr.message)
 	case apierrors.IsConflict(err):
 		return err
 	case err != nil:
-		if serr := r.setReady(ctx, p, corev1.ConditionFalse, ReasonApplyFailed, err.Error()); serr != nil && !apierrors.IsConflict(serr) {
+		if serr := r.setReady(ctx, p, read, corev1.ConditionFalse, ReasonApplyFailed, err.Error()); serr != nil && !apierrors.IsConflict(serr) {
 			ctrl.LoggerFrom(ctx).Error(serr, "Writing the Project status")
 		}
 		return err
 	}
-	return r.setReady(ctx, p, corev1.ConditionTrue, ReasonReady, "The namespace and its quota, network policy and service account are as the spec says")
+	return r.setReady(ctx, p, read, corev1.ConditionTrue, ReasonReady, "The namespace and its quota, network policy and service account are as the spec says")
 }
 
 // apply makes the namespace and the objects in it; a notReady error is a
@@ -219,22 +221,28 @@ func (r *Reconciler) serviceAccount(ctx context.Context, p *tensorstackv1beta1.P
 	}
 	want := roleBinding(p)
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Name, Name: ServiceAccountName}}
-	op, err := r.createOrUpdate(ctx, p, rb, func() {
-		if rb.RoleRef != want.RoleRef && rb.CreationTimestamp.IsZero() {
+	if _, err := r.createOrUpdate(ctx, p, rb, func() {
+		if rb.CreationTimestamp.IsZero() {
 			rb.RoleRef = want.RoleRef
 		}
 		rb.Subjects = want.Subjects
-	})
-	if err != nil {
+	}); err != nil {
 		return fmt.Errorf("applying RoleBinding %s: %w", ServiceAccountName, err)
 	}
-	if op == controllerutil.OperationResultNone && rb.RoleRef != want.RoleRef {
-		// The role of a binding cannot change; start it afresh.
-		if err := r.client.Delete(ctx, rb); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("replacing RoleBinding %s: %w", ServiceAccountName, err)
-		}
-		return fmt.Errorf("RoleBinding %s named another role; replacing it", ServiceAccountName)
+	if rb.RoleRef == want.RoleRef {
+		return nil
 	}
+	// The role of a binding cannot change: replace the binding.
+	if err := r.client.Delete(ctx, rb, client.Preconditions{UID: &rb.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting RoleBinding %s, which names another role: %w", ServiceAccountName, err)
+	}
+	if err := controllerutil.SetControllerReference(p, want, r.client.Scheme()); err != nil {
+		return fmt.Errorf("owning RoleBinding %s: %w", ServiceAccountName, err)
+	}
+	if err := r.client.Create(ctx, want); err != nil {
+		return fmt.Errorf("creating RoleBinding %s again: %w", ServiceAccountName, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Replaced RoleBinding naming another role", "roleBinding", ServiceAccountName, "role", rb.RoleRef.Name)
 	return nil
 }
 
@@ -314,10 +322,10 @@ func (r *Reconciler) finalize(ctx context.Context, p *tensorstackv1beta1.Project
 	return nil
 }
 
-// setReady writes the Ready condition and the rest of p's status.
-func (r *Reconciler) setReady(ctx context.Context, p *tensorstackv1beta1.Project, status corev1.ConditionStatus, reason, message string) error {
+// setReady sets the Ready condition and writes p's status unless it is
+// the same as read, the status as it was read.
+func (r *Reconciler) setReady(ctx context.Context, p *tensorstackv1beta1.Project, read *tensorstackv1beta1.ProjectStatus, status corev1.ConditionStatus, reason, message string) error {
 	now := metav1.Now()
-	old := p.Status.DeepCopy()
 	cond := tensorstackv1beta1.ProjectCondition{
 		Type: tensorstackv1beta1.ProjectReady, Status: status, Reason: reason, Message: message,
 		LastUpdateTime: now, LastTransitionTime: now,
@@ -339,7 +347,7 @@ func (r *Reconciler) setReady(ctx context.Context, p *tensorstackv1beta1.Project
 	if !found {
 		p.Status.Conditions = append(p.Status.Conditions, cond)
 	}
-	if equality.Semantic.DeepEqual(old, &p.Status) {
+	if equality.Semantic.DeepEqual(read, &p.Status) {
 		return nil
 	}
 	if err := r.client.Status().Update(ctx, p); err != nil {
