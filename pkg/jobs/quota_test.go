@@ -42,7 +42,7 @@ func (plainKind) View(obj client.Object) *Job {
 	}
 	return job
 }
-func (plainKind) Validate(_, _ client.Object) field.ErrorList             { return nil }
+func (plainKind) Validate(_, _ client.Object) field.ErrorList          { return nil }
 func (plainKind) Decorate(*corev1.Pod, *Replica, int32, *Job) []string { return nil }
 func (plainKind) Outcome(*Job, *States) Outcome                        { return Outcome{} }
 
