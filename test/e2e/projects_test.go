@@ -21,6 +21,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/project"
 	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/test/cluster"
@@ -69,8 +70,9 @@ func newProjectE2E(t *testing.T, c client.Client, gpus string) string {
 }
 
 // TestProjectGPUQuota: a T9k Job in a Project whose GPU quota its pods
-// exceed is accepted; its pods are refused, and an event and a condition
-// of the job explain it.
+// exceed is accepted and not failed; its pods are refused, and an event
+// (CreationFailed) and a condition of the job (ReplicaFailure True,
+// ExceededQuota) quote the API server's refusal.
 func TestProjectGPUQuota(t *testing.T) {
 	c := crClient(t)
 	ns := newProjectE2E(t, c, "1")
@@ -98,7 +100,7 @@ func TestProjectGPUQuota(t *testing.T) {
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for _, ev := range list.Items {
-			if ev.Regarding.Name == job.Name && strings.Contains(ev.Note, "exceeded quota") {
+			if ev.Regarding.Name == job.Name && ev.Reason == jobs.EventCreationFailed && strings.Contains(ev.Note, "exceeded quota") {
 				note = ev.Note
 				return true, nil
 			}
@@ -109,17 +111,21 @@ func TestProjectGPUQuota(t *testing.T) {
 		t.Fatalf("no event of the job says the quota refused its pods: %v\n%s", err, describeJob(t, job))
 	}
 	t.Logf("event: %s", note)
-	if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, cond := range job.Status.Conditions {
-		if strings.Contains(cond.Message, "quota") {
-			found = true
+	// The condition is written after the refused creations, so after the
+	// event.
+	var cond *batchv1beta1.JobCondition
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
+		cond = jobs.Condition(&job.Status, batchv1beta1.JobReplicaFailure)
+		return cond != nil && cond.Status == corev1.ConditionTrue && cond.Reason == jobs.ReasonExceededQuota, nil
+	})
+	if err != nil {
+		t.Fatalf("no ReplicaFailure condition %s: %v; conditions %+v", jobs.ReasonExceededQuota, err, job.Status.Conditions)
 	}
-	if !found {
-		t.Errorf("no condition of the job explains the quota: %+v", job.Status.Conditions)
+	if !strings.Contains(cond.Message, "exceeded quota") || !strings.Contains(cond.Message, "requests.nvidia.com/gpu") {
+		t.Errorf("ReplicaFailure message %q does not quote the API server's refusal", cond.Message)
 	}
 	if job.Status.Phase == batchv1beta1.JobFailed {
 		t.Errorf("the job failed; want it kept waiting for quota")
