@@ -1,6 +1,10 @@
 package mlservice
 
-import tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+import (
+	"strconv"
+
+	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+)
 
 // Labels of the objects of an MLService.
 const (
@@ -42,6 +46,13 @@ func routerName(m *tensorstackv1beta1.MLService) string { return m.Name + "-rout
 
 // privateName is the name of the Service of a raw component.
 func privateName(component string) string { return component + "-private" }
+
+// privateURL is the URL the router reaches a raw component at: its
+// headless Service's name, which resolves to the addresses of the ready
+// pods, at the pods' own port.
+func privateURL(component, ns string) string {
+	return serviceURL(privateName(component), ns) + ":" + strconv.Itoa(ServingPort)
+}
 
 // serviceURL is the in-cluster URL of the Service name in ns.
 func serviceURL(name, ns string) string { return "http://" + name + "." + ns + "." + Domain }

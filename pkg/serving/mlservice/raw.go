@@ -38,8 +38,8 @@ var _ Backend = (*rawBackend)(nil)
 // Name is raw.
 func (*rawBackend) Name() string { return "raw" }
 
-// Ensure makes the Deployment, the Service <name>-private and, when the
-// replicas may vary, the HPA of c.
+// Ensure makes the Deployment, the headless Service <name>-private and,
+// when the replicas may vary, the HPA of c.
 func (b *rawBackend) Ensure(ctx context.Context, owner client.Object, c Component) (ComponentState, error) {
 	replicas := max(c.MinReplicas, 1) // an HPA cannot scale to zero
 	dep := &appsv1.Deployment{
@@ -57,12 +57,19 @@ func (b *rawBackend) Ensure(ctx context.Context, owner client.Object, c Componen
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: owner.GetNamespace(), Name: privateName(c.Name), Labels: c.Labels},
 		Spec: corev1.ServiceSpec{
-			Selector: c.Labels,
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(ServingPort), Protocol: corev1.ProtocolTCP}},
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  c.Labels,
+			Ports:     []corev1.ServicePort{{Name: "http", Port: ServingPort, TargetPort: intstr.FromInt32(ServingPort), Protocol: corev1.ProtocolTCP}},
 		},
 	}
-	if _, err := b.writer.EnsureService(ctx, owner, svc); err != nil {
+	replaced, err := b.replaceClusterIP(ctx, owner, svc)
+	if err != nil {
 		return ComponentState{}, err
+	}
+	if !replaced { // else its deletion's event brings the next reconcile
+		if _, err := b.writer.EnsureService(ctx, owner, svc); err != nil {
+			return ComponentState{}, err
+		}
 	}
 	if err := b.ensureHPA(ctx, owner, c, replicas); err != nil {
 		return ComponentState{}, err
@@ -70,8 +77,30 @@ func (b *rawBackend) Ensure(ctx context.Context, owner client.Object, c Componen
 	rep := serving.DeploymentReplicas(got)
 	return ComponentState{
 		Ready: rep.Ready, ReadyReplicas: rep.ReadyReplicas, TotalReplicas: rep.TotalReplicas, Reason: rep.Reason, Message: rep.Message,
-		Target: serviceURL(svc.Name, svc.Namespace),
+		Target: privateURL(c.Name, svc.Namespace),
 	}, nil
+}
+
+// replaceClusterIP deletes want's Service, and says so, when owner
+// controls it and it has a cluster IP, so that it is created again headless: the cluster IP
+// of a Service cannot change, and the router reaches the pods by their
+// own addresses, with no kube-proxy in the way.
+func (b *rawBackend) replaceClusterIP(ctx context.Context, owner client.Object, want *corev1.Service) (bool, error) {
+	got := &corev1.Service{}
+	err := b.writer.Reader.Get(ctx, client.ObjectKeyFromObject(want), got)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("getting Service %s: %w", want.Name, err)
+	}
+	if got.Spec.ClusterIP == corev1.ClusterIPNone || got.Spec.ClusterIP == "" || !metav1.IsControlledBy(got, owner) {
+		return false, nil
+	}
+	if err := b.writer.Client.Delete(ctx, got, client.Preconditions{UID: &got.UID}); client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("deleting Service %s to make it headless: %w", want.Name, err)
+	}
+	return true, nil
 }
 
 // ensureHPA creates or updates the HPA of c when maxReplicas exceeds its

@@ -23,7 +23,7 @@ func routerConfig(m *tensorstackv1beta1.MLService, states map[string]ComponentSt
 		name := predictorName(m, r.Name)
 		t := router.Target{Name: r.Name, URL: states[name].Target, Weight: int(weight(m, r.Name))}
 		if t.URL == "" {
-			t.URL = serviceURL(privateName(name), m.Namespace)
+			t.URL = privateURL(name, m.Namespace)
 		}
 		if rawURLs {
 			t.Host = name
@@ -36,7 +36,7 @@ func routerConfig(m *tensorstackv1beta1.MLService, states map[string]ComponentSt
 	if tr := m.Spec.Transformer; tr != nil {
 		t := router.Target{URL: states[transformerName(m)].Target}
 		if t.URL == "" {
-			t.URL = serviceURL(privateName(transformerName(m)), m.Namespace)
+			t.URL = privateURL(transformerName(m), m.Namespace)
 		}
 		if l := tr.Logger; l != nil {
 			t.Logger = &router.Logger{URLs: l.URLs, Mode: string(l.Mode)}

@@ -58,7 +58,7 @@ func fillStatus(m *tensorstackv1beta1.MLService, status *tensorstackv1beta1.MLSe
 			problemReason = s.Reason
 		}
 		status.Transformer = &tensorstackv1beta1.TransformerStatus{
-			Ready: s.Ready, URL: serviceURL(privateName(transformerName(m)), m.Namespace),
+			Ready: s.Ready, URL: privateURL(transformerName(m), m.Namespace),
 			ReadyReplicas: s.ReadyReplicas, TotalReplicas: s.TotalReplicas,
 		}
 		if s.URL != "" {

@@ -3,6 +3,7 @@ package router
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -53,8 +54,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 		return nil, fmt.Errorf("creating the event client: %w", err)
 	}
 	r := &Router{cfg: cfg, opts: opts, logger: logger, byHost: map[string]*target{}}
+	d := &spreadDialer{dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, lookup: net.DefaultResolver.LookupHost}
 	transport := &http.Transport{
-		Proxy: nil, DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy: nil, DialContext: d.DialContext,
 		MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
 	}
 	mk := func(t Target, component string) (*target, error) {
@@ -242,3 +244,41 @@ type readCloser struct {
 
 // Close closes the original body.
 func (r readCloser) Close() error { return r.c.Close() }
+
+// spreadDialer dials a name at one of its addresses picked at random, the
+// others tried in turn when it refuses. A release's headless Service
+// resolves to the addresses of its ready pods, and the connections are
+// spread over them; Go's own dialer would always take the first.
+type spreadDialer struct {
+	dialer net.Dialer
+	lookup func(ctx context.Context, host string) ([]string, error)
+}
+
+// DialContext dials addr, host:port, at its host's addresses in random
+// order.
+func (d *spreadDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if net.ParseIP(host) != nil {
+		return d.dialer.DialContext(ctx, network, addr)
+	}
+	ips, err := d.lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("%s has no address", host)
+	}
+	rand.Shuffle(len(ips), func(i, j int) { ips[i], ips[j] = ips[j], ips[i] })
+	var errs []error
+	for _, ip := range ips {
+		c, err := d.dialer.DialContext(ctx, network, net.JoinHostPort(ip, port))
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}

@@ -152,6 +152,14 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 		for _, n := range []string{"mnist-predict-a-private", "mnist-predict-b-private", "mnist-predict-a", "mnist-predict-b"} {
 			waitObject(ctx, t, e, ns, n, &corev1.Service{}, nil)
 		}
+		// The router reaches the pods through headless Services, at their
+		// own port: no kube-proxy needed between them.
+		for _, n := range []string{"mnist-predict-a-private", "mnist-predict-b-private"} {
+			svc := waitObject(ctx, t, e, ns, n, &corev1.Service{}, nil)
+			if svc.Spec.ClusterIP != corev1.ClusterIPNone || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8080 {
+				t.Errorf("Service %s: clusterIP %q ports %+v, want headless on 8080", n, svc.Spec.ClusterIP, svc.Spec.Ports)
+			}
+		}
 		e.setDeploymentAvailable(ctx, t, ns, "mnist-predict-a", 1)
 		e.setDeploymentAvailable(ctx, t, ns, "mnist-predict-b", 1)
 	}
@@ -180,6 +188,11 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 	}
 	if len(cfg.Releases) != 2 || cfg.Releases[0].Weight != 80 || cfg.Releases[1].Weight != 20 || cfg.Releases[1].Logger == nil || cfg.Releases[0].Logger != nil {
 		t.Errorf("router config %+v", cfg)
+	}
+	if !knative {
+		if want := "http://mnist-predict-a-private." + ns + ".svc.cluster.local:8080"; cfg.Releases[0].URL != want {
+			t.Errorf("release a's router target %s, want %s", cfg.Releases[0].URL, want)
+		}
 	}
 	for _, n := range []string{"mnist", "mnist-predict"} {
 		waitObject(ctx, t, e, ns, n, &corev1.Service{}, nil)
