@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/accelstack/accelstack/test/cluster/modelserver"
 	"github.com/accelstack/accelstack/test/cluster/standin"
 	"github.com/accelstack/accelstack/test/harness"
 )
@@ -33,6 +34,10 @@ var (
 	// local cluster: python3 with the stand-ins of package standin at the
 	// paths of the real images' programs.
 	ExplorerImage = Image("explorer")
+	// ServingImage serves models in the serving tests and the demo:
+	// python3 with the model server of package modelserver at
+	// /usr/bin/model-server.
+	ServingImage = Image("serving")
 )
 
 // accountFiles are the accounts of images with sshd: root, whose login
@@ -99,6 +104,13 @@ var workloadImages = []DebianImage{
 			"/usr/bin/code-server": standin.CodeServer,
 			"/usr/bin/dumb-init":   standin.DumbInit,
 		},
+	},
+	{
+		Ref:      ServingImage,
+		Packages: []string{"python3"},
+		Omit:     maintainerTools,
+		Env:      []string{workloadPATH},
+		Files:    map[string]string{modelserver.Path: modelserver.Script},
 	},
 }
 
