@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -96,10 +95,7 @@ kind: TensorBoard
 metadata: {name: board}
 spec: {image: tensorboard}
 status: {phase: Pending}
-`}
-
-// servingWorkloads are created when their CRDs are installed.
-var servingWorkloads = []string{`
+`, `
 apiVersion: tensorstack.dev/v1beta1
 kind: SimpleMLService
 metadata: {name: simple}
@@ -107,6 +103,32 @@ spec:
   custom: {spec: {containers: [{name: server, image: server}]}}
 status:
   conditions: [{type: Ready, status: "False", reason: MinimumReplicasUnavailable, lastTransitionTime: "2024-05-10T02:51:41Z"}]
+`, `
+apiVersion: tensorstack.dev/v1beta1
+kind: MLService
+metadata: {name: mls}
+spec:
+  default: v1
+  releases:
+    - name: v1
+      predictor:
+        template: {spec: {containers: [{name: server, image: server}]}}
+status:
+  conditions: [{type: Ready, status: "False", reason: ReleaseNotReady, lastTransitionTime: "2024-05-10T02:51:41Z"}]
+`, `
+apiVersion: tensorstack.dev/v1beta1
+kind: MLService
+metadata: {name: mls-paused}
+spec:
+  default: v1
+  releases:
+    - name: v1
+      predictor:
+        template: {spec: {containers: [{name: server, image: server}]}}
+status:
+  conditions:
+    - {type: Ready, status: "False", reason: Paused, lastTransitionTime: "2024-05-10T02:51:41Z"}
+    - {type: Paused, status: "True", reason: Paused, lastTransitionTime: "2024-05-10T02:51:41Z"}
 `}
 
 // env is the control plane, the workloads' namespace and the metrics
@@ -114,8 +136,6 @@ status:
 type env struct {
 	ns      string
 	metrics string
-	// serving says whether the SimpleMLService was created.
-	serving bool
 }
 
 func startEnv(t *testing.T) *env {
@@ -149,7 +169,7 @@ func startEnv(t *testing.T) *env {
 	})
 
 	e := &env{ns: testutil.Namespace(t, cp.Client, "wm", nil), metrics: "http://" + addr + "/metrics"}
-	create := func(doc string) bool {
+	create := func(doc string) {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 			t.Fatal(err)
@@ -158,22 +178,15 @@ func startEnv(t *testing.T) *env {
 		delete(u.Object, "status")
 		u.SetNamespace(e.ns)
 		if err := cp.Client.Create(context.Background(), u); err != nil {
-			if meta.IsNoMatchError(err) {
-				return false
-			}
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 		u.Object["status"] = status
 		if err := cp.Client.Status().Update(context.Background(), u); err != nil {
 			t.Fatalf("writing the status of %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
-		return true
 	}
 	for _, doc := range workloads {
 		create(doc)
-	}
-	for _, doc := range servingWorkloads {
-		e.serving = create(doc)
 	}
 	return e
 }
@@ -242,9 +255,10 @@ func TestWorkloadMetrics(t *testing.T) {
 		series(workloadmetrics.ReadySinceMetric, "Notebook", "stuck", "") + " 1.715309501e+09",
 		series(workloadmetrics.ReadyMetric, "TensorBoard", "board", "") + " 0",
 		series(workloadmetrics.PhaseMetric, "TensorBoard", "board", `,phase="Pending"`) + " 1",
-	}
-	if e.serving {
-		want = append(want, series(workloadmetrics.ReadyMetric, "SimpleMLService", "simple", "")+" 0")
+		series(workloadmetrics.ReadyMetric, "SimpleMLService", "simple", "") + " 0",
+		series(workloadmetrics.ReadyMetric, "MLService", "mls", "") + " 0",
+		series(workloadmetrics.PausedMetric, "MLService", "mls", "") + " 0",
+		series(workloadmetrics.PausedMetric, "MLService", "mls-paused", "") + " 1",
 	}
 	lines, body := e.scrape(t, want...)
 
@@ -341,7 +355,6 @@ func (e *env) testRules(t *testing.T, lines []string) {
 			Annotations: map[string]string{"summary": "TensorBoard is not ready.",
 				"description": "TensorBoard " + ns + "/board is not paused and has not been ready for 15 minutes."},
 		}}},
-		{EvalTime: "20m", AlertName: "T9kMLServiceNotReady"},
 		{EvalTime: "20m", AlertName: "KubeQuotaAlmostFull", Alerts: []alert{{
 			Labels: quotaLabels("requests.nvidia.com/gpu", "info"),
 			Annotations: map[string]string{"summary": "Namespace quota is almost full.",
@@ -359,15 +372,20 @@ func (e *env) testRules(t *testing.T, lines []string) {
 		}}},
 		{EvalTime: "10m", AlertName: "KubeQuotaExceeded"},
 	}
-	simple := ruleTest{EvalTime: "20m", AlertName: "T9kSimpleMLServiceNotReady"}
-	if e.serving {
-		simple.Alerts = []alert{{
+	tests = append(tests,
+		ruleTest{EvalTime: "20m", AlertName: "T9kSimpleMLServiceNotReady", Alerts: []alert{{
 			Labels: warn(map[string]string{"name": "simple"}),
 			Annotations: map[string]string{"summary": "SimpleMLService is not ready.",
 				"description": "SimpleMLService " + ns + "/simple has not been ready for 15 minutes."},
-		}}
-	}
-	tests = append(tests, simple)
+		}}},
+		// The paused MLService raises no alert.
+		ruleTest{EvalTime: "20m", AlertName: "T9kMLServiceNotReady", Alerts: []alert{{
+			Labels: warn(map[string]string{"name": "mls"}),
+			Annotations: map[string]string{"summary": "MLService is not ready.",
+				"description": "MLService " + ns + "/mls is not paused and has not been ready for 15 minutes."},
+		}}},
+		ruleTest{EvalTime: "10m", AlertName: "T9kMLServiceNotReady"},
+	)
 	doc := map[string]any{
 		"rule_files":          []string{filepath.Join(root, "deploy", "monitoring", "alerts.rules.yaml")},
 		"evaluation_interval": "1m",
@@ -440,9 +458,8 @@ scrape_configs:
 		"T9kJobFailed GenericJob/failed",
 		"T9kNotebookNotReady /stuck",
 		"T9kTensorBoardNotReady /board",
-	}
-	if e.serving {
-		want = append(want, "T9kSimpleMLServiceNotReady /simple")
+		"T9kSimpleMLServiceNotReady /simple",
+		"T9kMLServiceNotReady /mls",
 	}
 	sort.Strings(want)
 	testutil.Eventually(testutil.Context(t), t, 60*time.Second, "firing T9k alerts", func() (bool, string, error) {
