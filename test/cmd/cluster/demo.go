@@ -18,6 +18,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/serving/simple"
 	"github.com/accelstack/accelstack/test/cluster"
 	"github.com/accelstack/accelstack/test/harness"
 )
@@ -30,6 +31,8 @@ var demoObjects = map[string]string{
 	"dataset/README.txt":      "A tiny dataset for the accelstack demo.\n",
 	"dataset/labels/0001.txt": "cat\n",
 	"dataset/labels/0002.txt": "dog\n",
+	// The model the SimpleMLService of examples/serving.yaml serves.
+	"models/linear/model.json": `{"weights": [1, 2, 3], "bias": 0.5}`,
 }
 
 // demoPVDir is the hostPath of the demo's DataCube volume (examples/demo.yaml).
@@ -75,6 +78,9 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "notebook.yaml")); err != nil {
 		return err
 	}
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "serving.yaml")); err != nil {
+		return err
+	}
 	waits := [][]string{
 		{"-n", "demo", "wait", "--for=condition=Ready", "storageshim/dataset", "--timeout=120s"},
 		{"-n", "demo", "wait", "--for=condition=Ready", "pod/train", "pod/notebook", "--timeout=180s"},
@@ -83,6 +89,8 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 		{"-n", "demo", "wait", "--for=condition=GroupScheduled", "podgroup/ddp", "--timeout=60s"},
 		{"-n", "demo", "wait", "--for=jsonpath={.status.phase}=Succeeded", "workflowrun/report", "--timeout=300s"},
 		{"-n", "demo", "wait", "--for=condition=Ready", "notebook/tutorial", "--timeout=180s"},
+		{"-n", "demo", "wait", "--for=condition=ModelDownloaded", "simplemlservice/linear", "--timeout=180s"},
+		{"-n", "demo", "wait", "--for=condition=Ready", "simplemlservice/linear", "--timeout=180s"},
 	}
 	for _, w := range waits {
 		if _, err := c.Kubectl(ctx, w...); err != nil {
@@ -241,6 +249,16 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	section("Jupyter through the activity sidecar, from the host (GET " + nbStatus + ")")
 	out.WriteString(check("Jupyter's status")(getProbe(ctx, nbStatus)))
 
+	section("Serving (kubectl -n demo get simplemlservices)")
+	out.WriteString(kubectl("-n", "demo", "get", "simplemlservices"))
+	section("Its status (kubectl -n demo get simplemlservice linear -o jsonpath={.status})")
+	out.WriteString(check("the status of SimpleMLService linear")(indentJSON(kubectl("-n", "demo", "get", "simplemlservice", "linear", "-o", "jsonpath={.status}"))))
+	modelIP := strings.TrimSpace(kubectl("-n", "demo", "get", "pods", "-l", simple.LabelKey+"=linear",
+		"--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].status.podIP}"))
+	predictURL := fmt.Sprintf("http://%s:8080/v1/models/linear:predict", modelIP)
+	section("A prediction of the model downloaded from s3://demo/models/linear/, from the host (POST " + predictURL + " " + demoInstances + ")")
+	out.WriteString(check("the prediction of SimpleMLService linear")(postJSON(ctx, predictURL, demoInstances)))
+
 	section("Metrics")
 	ip := strings.TrimSpace(kubectl("-n", cluster.Namespace, "get", "pods", "-l", "app.kubernetes.io/name=node-agent",
 		"-o", "jsonpath={.items[0].status.podIP}"))
@@ -248,9 +266,6 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	fmt.Fprintf(&out, "node agent: %s (dcgm-exporter series with pod, namespace and container labels), for example:\n", url)
 	out.WriteString(check("node agent metrics of pod train")(metricsFor(ctx, url, `pod="train"`, 3)))
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
-
-	section("Not built yet, so not shown")
-	out.WriteString("Serving controllers.\n")
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	if _, err := os.Stdout.Write(out.Bytes()); err != nil {
@@ -372,6 +387,35 @@ func getProbe(ctx context.Context, url string) (string, error) {
 		return "", err
 	}
 	req.Header.Set(activity.ProbeHeader, "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return indentJSON(string(b))
+}
+
+// demoInstances is the body of the demo's prediction: with the model's
+// weights 1, 2, 3 and bias 0.5 the answer is 6.5 and 3.5.
+const demoInstances = `{"instances": [[1, 1, 1], [0, 0, 1]]}`
+
+// postJSON POSTs body to url and returns the indented answer, which must
+// be 200.
+func postJSON(ctx context.Context, url, body string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "", err
