@@ -24,10 +24,11 @@ func main() {
 	fs.IntVar(&opts.Workers, "workers", opts.Workers, "Events sent to each logger URL at once.")
 	fs.DurationVar(&opts.SendTimeout, "send-timeout", opts.SendTimeout, "Limit of one delivery of an event.")
 	fs.IntVar(&opts.MaxLoggedBody, "max-logged-body", opts.MaxLoggedBody, "Largest body, in bytes, an event carries.")
+	fs.IntVar(&opts.MaxQueuedBytes, "max-queued-bytes", opts.MaxQueuedBytes, "Bytes of event bodies waiting for each logger URL; more are dropped.")
 	var cfg *router.Config
 	fs.Check(func() error {
-		if opts.QueueSize < 1 || opts.Workers < 1 || opts.SendTimeout <= 0 || opts.MaxLoggedBody < 0 {
-			return fmt.Errorf("--queue-size, --workers and --send-timeout must be positive")
+		if opts.QueueSize < 1 || opts.Workers < 1 || opts.SendTimeout <= 0 || opts.MaxLoggedBody < 0 || opts.MaxQueuedBytes < 0 {
+			return fmt.Errorf("--queue-size, --workers and --send-timeout must be positive, --max-logged-body and --max-queued-bytes not negative")
 		}
 		raw := os.Getenv(router.EnvConfig)
 		if raw == "" {

@@ -68,11 +68,14 @@ type Options struct {
 	// MaxLoggedBody is the largest request or response body the events
 	// carry; a larger body is proxied whole and its event carries none.
 	MaxLoggedBody int
+	// MaxQueuedBytes bounds the bodies of the events waiting for each
+	// logger URL; an event that would exceed it is dropped.
+	MaxQueuedBytes int
 }
 
 // DefaultOptions are the options of cmd/serving-router.
 func DefaultOptions() Options {
-	return Options{QueueSize: 1024, Workers: 4, SendTimeout: 5 * time.Second, MaxLoggedBody: 4 << 20}
+	return Options{QueueSize: 1024, Workers: 4, SendTimeout: 5 * time.Second, MaxLoggedBody: 4 << 20, MaxQueuedBytes: 64 << 20}
 }
 
 // ParseConfig reads and checks a JSON Config.

@@ -41,7 +41,7 @@ type eventLogger struct {
 	opts   Options
 	client cloudevents.Client
 	mu     sync.Mutex
-	queues map[string]chan event.Event
+	queues map[string]*queue
 	wg     sync.WaitGroup
 	ctx    context.Context
 	sent   atomic.Int64
@@ -56,28 +56,41 @@ func newEventLogger(ctx context.Context, opts Options) (*eventLogger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &eventLogger{opts: opts, client: c, queues: map[string]chan event.Event{}, ctx: ctx}, nil
+	return &eventLogger{opts: opts, client: c, queues: map[string]*queue{}, ctx: ctx}, nil
 }
 
-// enqueue queues e for url without blocking: a full queue drops it.
+// queue holds the events waiting for one logger URL, and the bytes of
+// their bodies.
+type queue struct {
+	events chan event.Event
+	bytes  atomic.Int64
+}
+
+// enqueue queues e for url without blocking: a queue full of events, or
+// whose bodies would exceed MaxQueuedBytes with e's, drops it.
 func (l *eventLogger) enqueue(url string, e event.Event) {
 	q := l.queue(url)
-	select {
-	case q <- e:
-	default:
-		if n := l.drops.Add(1); n&(n-1) == 0 { // log at powers of two
-			klog.FromContext(l.ctx).Info("Dropped logger events, the sink is too slow", "url", url, "dropped", n)
+	size := int64(len(e.Data()))
+	if q.bytes.Add(size) <= int64(l.opts.MaxQueuedBytes) {
+		select {
+		case q.events <- e:
+			return
+		default:
 		}
+	}
+	q.bytes.Add(-size)
+	if n := l.drops.Add(1); n&(n-1) == 0 { // log at powers of two
+		klog.FromContext(l.ctx).Info("Dropped logger events, the sink is too slow", "url", url, "dropped", n)
 	}
 }
 
 // queue returns the queue of url, starting its workers the first time.
-func (l *eventLogger) queue(url string) chan event.Event {
+func (l *eventLogger) queue(url string) *queue {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q, ok := l.queues[url]
 	if !ok {
-		q = make(chan event.Event, l.opts.QueueSize)
+		q = &queue{events: make(chan event.Event, l.opts.QueueSize)}
 		l.queues[url] = q
 		for range l.opts.Workers {
 			l.wg.Add(1)
@@ -88,14 +101,15 @@ func (l *eventLogger) queue(url string) chan event.Event {
 }
 
 // work delivers the events of q to url until the logger's context ends.
-func (l *eventLogger) work(url string, q chan event.Event) {
+func (l *eventLogger) work(url string, q *queue) {
 	defer l.wg.Done()
 	ctx := cloudevents.WithEncodingBinary(cloudevents.ContextWithTarget(l.ctx, url))
 	for {
 		select {
 		case <-l.ctx.Done():
 			return
-		case e := <-q:
+		case e := <-q.events:
+			q.bytes.Add(-int64(len(e.Data())))
 			if res := l.client.Send(ctx, e); cloudevents.IsACK(res) {
 				l.sent.Add(1)
 			} else {

@@ -249,3 +249,28 @@ func TestBackpressure(t *testing.T) {
 		t.Errorf("stats %+v, want %d dropped", st, 2*n-1-8)
 	}
 }
+
+// TestQueuedBytes: behind a hanging sink, the events waiting for it hold
+// at most MaxQueuedBytes of bodies, however many slots the queue has.
+func TestQueuedBytes(t *testing.T) {
+	a := upstream(t, "a")
+	hang := make(chan struct{})
+	defer close(hang)
+	slow := newSink(t, hang)
+	opts := DefaultOptions()
+	opts.QueueSize, opts.Workers, opts.SendTimeout, opts.MaxQueuedBytes = 1000, 1, time.Minute, 10<<10
+	r := newRouter(t, &Config{Name: "mls", Releases: []Target{
+		{Name: "a", URL: a.URL, Weight: 100, Logger: &Logger{URLs: []string{slow.srv.URL}, Mode: ModeRequest}},
+	}}, opts)
+	body := strings.Repeat("x", 1<<10)
+	const n = 50
+	for range n {
+		if code, _ := do(t, r, "mls", "/", body, nil); code != http.StatusOK {
+			t.Fatalf("code %d", code)
+		}
+	}
+	// 10 KiB hold 10 bodies of 1 KiB, the worker at most one more.
+	if st := r.Stats(); st.Dropped < n-11 || st.Dropped > n-10 {
+		t.Errorf("stats %+v, want %d or %d dropped", st, n-11, n-10)
+	}
+}
