@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/test/harness"
 )
@@ -245,6 +246,7 @@ func TestControllerPolicies(t *testing.T) {
 	// A job's hostfile and key Secret: <job>-config and <job>-ssh labelled
 	// with the job's name, and nothing else.
 	jobLabels := map[string]string{jobs.JobNameLabel: "train"}
+	satLabels := map[string]string{satoken.NameLabelKey: "ci"}
 	for _, tc := range []struct {
 		obj  client.Object
 		deny bool
@@ -255,6 +257,13 @@ func TestControllerPolicies(t *testing.T) {
 		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-ssh", Labels: jobLabels}}, false},
 		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-ssh", Labels: jobLabels}}, true},
 		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-ssh-2"}}, true},
+		// A ServiceAccountToken's Secret: <token>-<5 hex> labelled with the
+		// token's name, and nothing else.
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ci-0a1b2", Labels: satLabels}}, false},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ci-0a1b2x", Labels: satLabels}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ci-other", Labels: satLabels}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cd-0a1b2", Labels: satLabels}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ci-0a1b2"}}, true},
 	} {
 		var err error
 		switch o := tc.obj.(type) {
