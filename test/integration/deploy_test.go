@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/jobs"
-	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/pkg/manager"
+	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
