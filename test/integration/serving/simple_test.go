@@ -240,4 +240,3 @@ func (e *env) testSimpleRefused(t *testing.T) {
 		}
 	}
 }
-
