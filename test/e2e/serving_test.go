@@ -168,7 +168,7 @@ func TestMLServiceCanarySplitAndLogger(t *testing.T) {
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				last = err.Error()
-				return false, nil
+				return false, nil //nolint:nilerr // retried until the timeout
 			}
 			resp.Body.Close()
 			last = resp.Status
@@ -313,7 +313,7 @@ func waitServing(ctx context.Context, t *testing.T, c client.Client, obj client.
 	t.Helper()
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for _, typ := range types {
 			if c := serving.FindCondition(conds(), typ); c == nil || c.Status != corev1.ConditionTrue {
@@ -335,7 +335,7 @@ func runningPod(ctx context.Context, t *testing.T, ns, selector string) *corev1.
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for i := range pods.Items {
 			if p := &pods.Items[i]; running(p) && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
