@@ -40,7 +40,7 @@ type ProjectNetworkPolicy struct {
 }
 
 // ProjectSpec is the desired state of a Project.
-// +kubebuilder:validation:XValidation:rule="!(has(self.quotaProfile) && self.quotaProfile != ” && has(self.resourceQuota) && has(self.resourceQuota.template))",message="spec.quotaProfile and spec.resourceQuota.template are mutually exclusive: set one",fieldPath=".quotaProfile"
+// +kubebuilder:validation:XValidation:rule="!(has(self.quotaProfile) && size(self.quotaProfile) > 0 && has(self.resourceQuota) && has(self.resourceQuota.template))",message="spec.quotaProfile and spec.resourceQuota.template are mutually exclusive: set one",fieldPath=".quotaProfile"
 type ProjectSpec struct {
 	// resourceQuota is the quota of the project's namespace. Exclusive with
 	// quotaProfile.
