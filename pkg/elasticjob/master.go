@@ -110,14 +110,16 @@ func (m *MasterManager) masterPod(ctx context.Context, job *elasticv1alpha1.Elas
 
 // SyncJobState counts the master pod into the job's status and sets the
 // job's condition from its phase: the master decides the job's outcome. It
-// reports whether the job has a master pod.
+// reports whether the job has a master spec; while the master pod is
+// missing, as between its deletion and its re-creation showing in the
+// cache, the condition stays as it was, so the workers never decide.
 func (m *MasterManager) SyncJobState(ctx context.Context, job *elasticv1alpha1.ElasticJob) (bool, error) {
 	if !hasMaster(job) {
 		return false, nil
 	}
 	pod, err := m.masterPod(ctx, job)
 	if err != nil || pod == nil {
-		return false, err
+		return true, err
 	}
 	setReplicaStatus(job, elasticv1alpha1.ReplicaTypeMaster, []corev1.Pod{*pod})
 	name := job.Namespace + "/" + job.Name

@@ -165,14 +165,16 @@ type ReleaseStatus struct {
 	// url of the release: http://<mlservice>-predict-<release>.<namespace>.<domain>.
 	// +optional
 	URL string `json:"url,omitempty"`
-	// reason and message explain a release that is not ready.
+	// reason, a CamelCase word, says why a release is not ready.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// message says, for a person, why a release is not ready.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// readyReplicas and totalReplicas count the release's pods.
+	// readyReplicas counts the release's ready pods.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// totalReplicas counts all of the release's pods.
 	// +optional
 	TotalReplicas int32 `json:"totalReplicas,omitempty"`
 }
@@ -184,14 +186,16 @@ type TransformerStatus struct {
 	// url of the transformer.
 	// +optional
 	URL string `json:"url,omitempty"`
-	// reason and message explain a transformer that is not ready.
+	// reason, a CamelCase word, says why the transformer is not ready.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// message says, for a person, why the transformer is not ready.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// readyReplicas and totalReplicas count the transformer's pods.
+	// readyReplicas counts the transformer's ready pods.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// totalReplicas counts all of the transformer's pods.
 	// +optional
 	TotalReplicas int32 `json:"totalReplicas,omitempty"`
 }
@@ -208,9 +212,10 @@ type MLServiceStatus struct {
 	// address of the global URL.
 	// +optional
 	Address *MLServiceAddress `json:"address,omitempty"`
-	// defaultRelease and canaryRelease serve the global URL.
+	// defaultRelease serves the global URL's requests that the canary does not.
 	// +optional
 	DefaultRelease string `json:"defaultRelease,omitempty"`
+	// canaryRelease serves its trafficPercent of the global URL's requests.
 	// +optional
 	CanaryRelease string `json:"canaryRelease,omitempty"`
 	// releases, in the order of spec.releases.
