@@ -2,6 +2,7 @@ package satoken
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,6 +40,9 @@ const (
 	ReasonServiceAccountConflict = "ServiceAccountConflict"
 	// ReasonInvalidDuration: spec.duration does not parse.
 	ReasonInvalidDuration = "InvalidDuration"
+	// ReasonSubresourceFailed: the API server refused to create or read a
+	// subresource, or to issue the first token; the controller retries.
+	ReasonSubresourceFailed = "SubresourceFailed"
 )
 
 // Reconciler issues and renews the tokens of ServiceAccountTokens.
@@ -116,7 +120,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.fail(ctx, sat, err, f)
 	}
 	if err := r.roleBinding(ctx, sat); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.fail(ctx, sat, err, nil)
 	}
 	secret, f, err := r.secret(ctx, sat)
 	if err != nil || f != nil {
@@ -124,7 +128,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	next, err := r.token(ctx, sat, sa, secret, d, now, end)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.fail(ctx, sat, err, nil)
 	}
 	if err := r.setReady(ctx, sat, corev1.ConditionTrue, tensorstackv1beta1.ReasonSubresourcesReady, "All subresources are ready"); err != nil {
 		return ctrl.Result{}, err
@@ -136,9 +140,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // message of its Ready condition.
 type fault struct{ reason, message string }
 
-// fail reports err, or else the Ready condition False with f.
+// fail reports err, or else the Ready condition False with f. An error
+// other than a conflict is also told in an event and, while the token has
+// never been issued, in the Ready condition False SubresourceFailed; a
+// token already issued stays Ready until it expires. err is returned, so
+// the reconcile is retried with backoff.
 func (r *Reconciler) fail(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken, err error, f *fault) error {
 	if err != nil {
+		if apierrors.IsConflict(err) {
+			return err
+		}
+		r.recorder.Eventf(sat, nil, corev1.EventTypeWarning, ReasonSubresourceFailed, "Reconcile", "%v", err)
+		if sat.Status.ExpirationTime == nil {
+			return errors.Join(err, r.setReady(ctx, sat, corev1.ConditionFalse, ReasonSubresourceFailed, err.Error()))
+		}
 		return err
 	}
 	r.recorder.Eventf(sat, nil, corev1.EventTypeWarning, f.reason, "Reconcile", "%s", f.message)

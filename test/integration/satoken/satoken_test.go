@@ -11,8 +11,10 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
@@ -41,7 +43,8 @@ type env struct {
 func startEnv(t *testing.T) *env {
 	t.Helper()
 	ctrl.SetLogger(logr.Discard())
-	cp := harness.StartControlPlane(t)
+	// kube-controller-manager counts the ResourceQuota of testSubresourceFailed.
+	cp := harness.StartControlPlane(t, harness.WithControllerManager())
 	e := &env{cp: cp, c: cp.Client, clock: clocktesting.NewFakeClock(time.Now()), log: &harness.LogCapture{}}
 	e.applyRoles(t)
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
@@ -151,6 +154,7 @@ func TestServiceAccountToken(t *testing.T) {
 	t.Run("Renew", e.testRenew)
 	t.Run("SubresourceNotFound", e.testSubresourceNotFound)
 	t.Run("ServiceAccountConflict", e.testConflict)
+	t.Run("SubresourceFailed", e.testSubresourceFailed)
 	t.Run("Refused", e.testRefused)
 }
 
@@ -338,6 +342,56 @@ func (e *env) testConflict(t *testing.T) {
 	if s.Status.SecretRef != nil {
 		t.Errorf("status.secretRef = %+v for a conflicting ServiceAccountToken", s.Status.SecretRef)
 	}
+}
+
+// testSubresourceFailed: a Secret the API server refuses (here for the
+// namespace's quota) is told in the Ready condition and an event, not only
+// in the log; once the quota is gone the token is issued.
+func (e *env) testSubresourceFailed(t *testing.T) {
+	ctx := testutil.Context(t)
+	ns := testutil.Namespace(t, e.c, "sat", nil)
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-secrets"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/secrets": resource.MustParse("0")}},
+	}
+	if err := e.c.Create(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(ctx, t, 30*time.Second, "the quota's usage", func() (bool, string, error) {
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(quota), quota)
+		_, ok := quota.Status.Used["count/secrets"]
+		return ok, fmt.Sprintf("%+v", quota.Status), err
+	})
+	if err := e.c.Create(ctx, sat(ns, "quota", "1h")); err != nil {
+		t.Fatal(err)
+	}
+	s := e.wait(ctx, t, ns, "quota", "Ready False SubresourceFailed", func(s *tensorstackv1beta1.ServiceAccountToken) bool {
+		return hasReady(s, corev1.ConditionFalse, satoken.ReasonSubresourceFailed)
+	})
+	for _, c := range s.Status.Conditions {
+		if c.Type == tensorstackv1beta1.ServiceAccountTokenReady && !strings.Contains(c.Message, "quota") {
+			t.Errorf("Ready message %q does not quote the API server's refusal", c.Message)
+		}
+	}
+	testutil.Eventually(ctx, t, 30*time.Second, "a SubresourceFailed event", func() (bool, string, error) {
+		var list eventsv1.EventList
+		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		for _, ev := range list.Items {
+			if ev.Regarding.Name == "quota" && ev.Reason == satoken.ReasonSubresourceFailed {
+				return true, ev.Note, nil
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(list.Items)), nil
+	})
+	if err := e.c.Delete(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	e.poke(ctx, t, ns, "quota")
+	e.wait(ctx, t, ns, "quota", "Ready True once the quota is gone", func(s *tensorstackv1beta1.ServiceAccountToken) bool {
+		return hasReady(s, corev1.ConditionTrue, tensorstackv1beta1.ReasonSubresourcesReady)
+	})
 }
 
 // testRefused: a duration that does not match the pattern is refused,
