@@ -62,14 +62,14 @@ func newEventLogger(ctx context.Context, opts Options) (*eventLogger, error) {
 // queue holds the events waiting for one logger URL, and the bytes of
 // their bodies.
 type queue struct {
+	url    string
 	events chan event.Event
 	bytes  atomic.Int64
 }
 
-// enqueue queues e for url without blocking: a queue full of events, or
-// whose bodies would exceed MaxQueuedBytes with e's, drops it.
-func (l *eventLogger) enqueue(url string, e event.Event) {
-	q := l.queue(url)
+// enqueue queues e on q without blocking: a queue full of events, or whose
+// bodies would exceed MaxQueuedBytes with e's, drops it.
+func (l *eventLogger) enqueue(q *queue, e event.Event) {
 	size := int64(len(e.Data()))
 	if q.bytes.Add(size) <= int64(l.opts.MaxQueuedBytes) {
 		select {
@@ -80,17 +80,18 @@ func (l *eventLogger) enqueue(url string, e event.Event) {
 	}
 	q.bytes.Add(-size)
 	if n := l.drops.Add(1); n&(n-1) == 0 { // log at powers of two
-		klog.FromContext(l.ctx).Info("Dropped logger events, the sink is too slow", "url", url, "dropped", n)
+		klog.FromContext(l.ctx).Info("Dropped logger events, the sink is too slow", "url", q.url, "dropped", n)
 	}
 }
 
-// queue returns the queue of url, starting its workers the first time.
+// queue returns the queue of url, starting its workers the first time;
+// the router takes the queues of its targets' URLs once, in New.
 func (l *eventLogger) queue(url string) *queue {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q, ok := l.queues[url]
 	if !ok {
-		q = &queue{events: make(chan event.Event, l.opts.QueueSize)}
+		q = &queue{url: url, events: make(chan event.Event, l.opts.QueueSize)}
 		l.queues[url] = q
 		for range l.opts.Workers {
 			l.wg.Add(1)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,10 @@ type Router struct {
 type target struct {
 	Target
 	component string
-	proxy     *httputil.ReverseProxy
+	// source is the events' source; queues hold them for the logger URLs.
+	source string
+	queues []*queue
+	proxy  *httputil.ReverseProxy
 }
 
 // New returns a router for cfg; the logger's workers stop when ctx ends.
@@ -54,11 +58,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 		return nil, fmt.Errorf("creating the event client: %w", err)
 	}
 	r := &Router{cfg: cfg, opts: opts, logger: logger, byHost: map[string]*target{}}
-	d := &spreadDialer{dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, lookup: net.DefaultResolver.LookupHost}
-	transport := &http.Transport{
-		Proxy: nil, DialContext: d.DialContext,
-		MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
-	}
+	transport := newTransport()
+	buffers := &bufferPool{}
 	mk := func(t Target, component string) (*target, error) {
 		u, err := url.Parse(t.URL)
 		if err != nil {
@@ -66,11 +67,21 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 		}
 		p := httputil.NewSingleHostReverseProxy(u)
 		p.Transport = transport
+		p.BufferPool = buffers
 		p.ErrorHandler = func(w http.ResponseWriter, req *http.Request, err error) {
 			klog.FromContext(ctx).V(3).Info("Upstream failed", "target", t.Name, "err", err)
 			w.WriteHeader(http.StatusBadGateway)
 		}
-		return &target{Target: t, component: component, proxy: p}, nil
+		tg := &target{Target: t, component: component, source: cfg.Name + "-" + component, proxy: p}
+		if t.Name != "" {
+			tg.source += "-" + t.Name
+		}
+		if t.Logger != nil {
+			for _, u := range t.Logger.URLs {
+				tg.queues = append(tg.queues, logger.queue(u))
+			}
+		}
+		return tg, nil
 	}
 	for _, t := range cfg.Releases {
 		tg, err := mk(t, ComponentPredict)
@@ -104,7 +115,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "no release serves this MLService", http.StatusServiceUnavailable)
 		return
 	}
-	if t.Logger == nil || len(t.Logger.URLs) == 0 {
+	if len(t.queues) == 0 {
 		t.proxy.ServeHTTP(w, req)
 		return
 	}
@@ -137,7 +148,7 @@ func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target
 	id := uuid.NewString()
 	var reqBody []byte
 	if mode != ModeResponse && req.Body != nil {
-		b, err := io.ReadAll(io.LimitReader(req.Body, int64(r.opts.MaxLoggedBody)+1))
+		b, err := readBody(req.Body, req.ContentLength, r.opts.MaxLoggedBody)
 		if err != nil {
 			http.Error(w, "reading the request", http.StatusBadRequest)
 			return
@@ -167,8 +178,8 @@ func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target
 
 // send queues e for every logger URL of t.
 func (r *Router) send(t *target, e cloudevents.Event) {
-	for _, u := range t.Logger.URLs {
-		r.logger.enqueue(u, e)
+	for _, q := range t.queues {
+		r.logger.enqueue(q, e)
 	}
 }
 
@@ -177,11 +188,7 @@ func (r *Router) newEvent(req *http.Request, t *target, id, typ, contentType str
 	e := cloudevents.NewEvent()
 	e.SetID(id)
 	e.SetType(typ)
-	source := r.cfg.Name + "-" + t.component
-	if t.Name != "" {
-		source += "-" + t.Name
-	}
-	e.SetSource(source)
+	e.SetSource(t.source)
 	e.SetTime(time.Now())
 	e.SetExtension(ExtComponent, t.component)
 	e.SetExtension(ExtInferenceURL, req.URL.RequestURI())
@@ -200,24 +207,65 @@ func (r *Router) newEvent(req *http.Request, t *target, id, typ, contentType str
 }
 
 // hostLabel returns the first label of a Host header, without the port.
+// It allocates nothing: it runs for every request.
 func hostLabel(host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	if strings.HasPrefix(host, "[") { // an IPv6 literal, never a Service's name
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		label, _, _ := strings.Cut(host, ".")
+		return label
 	}
-	label, _, _ := strings.Cut(host, ".")
-	return label
+	if i := strings.IndexAny(host, ".:"); i >= 0 {
+		return host[:i]
+	}
+	return host
+}
+
+// readBody reads body up to max+1 bytes. It reads into one buffer of the
+// size the request declares (its Content-Length; -1 when unknown), so that
+// a body is copied once rather than once per doubling of the buffer.
+func readBody(body io.Reader, size int64, max int) ([]byte, error) {
+	limit := int64(max) + 1
+	capacity := int64(512)
+	if size >= 0 {
+		capacity = min(size, limit) + 1 // the read that meets EOF needs room
+	}
+	buf := make([]byte, 0, capacity)
+	lr := io.LimitedReader{R: body, N: limit}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // capture is a ResponseWriter keeping a copy of the body up to max bytes.
 type capture struct {
 	http.ResponseWriter
-	buf  bytes.Buffer
-	max  int
-	over bool
+	buf   bytes.Buffer
+	max   int
+	over  bool
+	wrote bool
 }
 
-// Write copies p and writes it.
+// Write copies p and writes it. The first write sizes the copy by the
+// response's Content-Length, when it has one under max.
 func (c *capture) Write(p []byte) (int, error) {
+	if !c.wrote {
+		c.wrote = true
+		if n, err := strconv.Atoi(c.Header().Get("Content-Length")); err == nil && n > 0 && n <= c.max {
+			c.buf.Grow(n)
+		}
+	}
 	if !c.over {
 		if c.buf.Len()+len(p) > c.max {
 			c.over = true
