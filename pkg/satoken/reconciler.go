@@ -31,6 +31,9 @@ const (
 	// recheck bounds the time between two looks at a token's Secret, which
 	// the controller does not watch.
 	recheck = 10 * time.Minute
+	// conflictRecheck is how often a token whose name a foreign
+	// ServiceAccount holds looks again.
+	conflictRecheck = time.Minute
 )
 
 // Reasons besides the seed's three.
@@ -117,7 +120,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	sa, f, err := r.serviceAccount(ctx, sat)
 	if err != nil || f != nil {
-		return ctrl.Result{}, r.fail(ctx, sat, err, f)
+		var res ctrl.Result
+		if f != nil && f.reason == ReasonServiceAccountConflict {
+			// The controller does not watch ServiceAccounts it does not
+			// own: it looks again for the conflicting one to be gone.
+			res.RequeueAfter = conflictRecheck
+		}
+		return res, r.fail(ctx, sat, err, f)
 	}
 	if err := r.roleBinding(ctx, sat); err != nil {
 		return ctrl.Result{}, r.fail(ctx, sat, err, nil)
