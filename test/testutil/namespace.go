@@ -19,3 +19,11 @@ func Namespace(t testing.TB, c client.Client, prefix string, labels map[string]s
 	}
 	return ns.Name
 }
+
+// MustCreate creates obj with c, failing the test if it cannot.
+func MustCreate(ctx context.Context, t testing.TB, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(ctx, obj); err != nil {
+		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}

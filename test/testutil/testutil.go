@@ -58,3 +58,25 @@ func ShortDir(t testing.TB) string {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
+
+// SubtestTimeout bounds a subtest of an integration package, whose
+// subtests share one control plane.
+const SubtestTimeout = 3 * time.Minute
+
+// SubtestContext returns a context that ends after SubtestTimeout or with
+// the test.
+func SubtestContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), SubtestTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// PollTimeout bounds one wait of Poll: long enough for a controller's
+// retry with backoff on a loaded machine.
+const PollTimeout = 90 * time.Second
+
+// Poll is Eventually for at most PollTimeout.
+func Poll(ctx context.Context, t testing.TB, what string, cond func() (bool, string, error)) {
+	t.Helper()
+	Eventually(ctx, t, PollTimeout, what, cond)
+}

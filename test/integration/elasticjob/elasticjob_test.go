@@ -14,6 +14,7 @@ import (
 
 	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // TestElasticJob runs every ElasticJob test against one control plane.
@@ -33,12 +34,12 @@ func TestElasticJob(t *testing.T) {
 // in DLRover's order and TF_CONFIG, and each rank has a Service on the
 // type's port.
 func (e *env) testEnv(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	job := newJob(ns, "tf", elasticv1alpha1.ParameterServerStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
 		"ps": replica(2, 0), "worker": replica(2, 0), "chief": replica(1, 0),
 	})
 	job.Labels = map[string]string{"team": "a"}
-	e.mustCreate(ctx, t, job)
+	testutil.MustCreate(ctx, t, e.c, job)
 	pods := e.waitPods(ctx, t, ns, "tf", "tf-edljob-ps-0", "tf-edljob-ps-1", "tf-edljob-worker-0", "tf-edljob-worker-1", "tf-edljob-chief-0")
 
 	w1 := pods["tf-edljob-worker-1"]
@@ -69,7 +70,7 @@ func (e *env) testEnv(t *testing.T) {
 	}
 	for name, port := range map[string]int32{"tf-edljob-ps-1": 2222, "tf-edljob-worker-1": 3333, "tf-edljob-chief-0": 3333} {
 		svc := &corev1.Service{}
-		eventually(ctx, t, "Service "+name, func() (bool, string, error) {
+		testutil.Poll(ctx, t, "Service "+name, func() (bool, string, error) {
 			err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc)
 			return err == nil, fmt.Sprint(err), client.IgnoreNotFound(err)
 		})
@@ -95,8 +96,8 @@ func (e *env) testEnv(t *testing.T) {
 // testScalePlan: ScalePlans scale a job up and down, whoever wrote them,
 // new pods get the plan's resources, and the plans end Succeeded.
 func (e *env) testScalePlan(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
-	e.mustCreate(ctx, t, newJob(ns, "ar", elasticv1alpha1.AllreduceStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
+	testutil.MustCreate(ctx, t, e.c, newJob(ns, "ar", elasticv1alpha1.AllreduceStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
 		"worker": replica(2, 0),
 	}))
 	pods := e.waitPods(ctx, t, ns, "ar", "ar-edljob-worker-0", "ar-edljob-worker-1")
@@ -108,7 +109,7 @@ func (e *env) testScalePlan(t *testing.T) {
 	e.waitPhase(ctx, t, ns, "ar", elasticv1alpha1.JobRunning)
 
 	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
-	e.mustCreate(ctx, t, newPlan(ns, "ar-scaleplan-0", "ar", "auto", elasticv1alpha1.ScaleSpec{
+	testutil.MustCreate(ctx, t, e.c, newPlan(ns, "ar-scaleplan-0", "ar", "auto", elasticv1alpha1.ScaleSpec{
 		ReplicaResourceSpecs: map[elasticv1alpha1.ReplicaType]elasticv1alpha1.ReplicaResourceSpec{"worker": {Replicas: 4, Resource: cpu}},
 	}))
 	plan := e.waitPlan(ctx, t, ns, "ar-scaleplan-0", elasticv1alpha1.JobSucceeded)
@@ -136,14 +137,14 @@ func (e *env) testScalePlan(t *testing.T) {
 	}
 
 	// A user's plan scales down: the highest ranks go first.
-	e.mustCreate(ctx, t, newPlan(ns, "ar-manual", "ar", "manual", elasticv1alpha1.ScaleSpec{
+	testutil.MustCreate(ctx, t, e.c, newPlan(ns, "ar-manual", "ar", "manual", elasticv1alpha1.ScaleSpec{
 		ReplicaResourceSpecs: map[elasticv1alpha1.ReplicaType]elasticv1alpha1.ReplicaResourceSpec{"worker": {Replicas: 1}},
 	}))
 	e.waitPlan(ctx, t, ns, "ar-manual", elasticv1alpha1.JobSucceeded)
 	e.waitPods(ctx, t, ns, "ar", "ar-edljob-worker-0")
 
 	// createPods and removePods by identity.
-	e.mustCreate(ctx, t, newPlan(ns, "ar-pods", "ar", "auto", elasticv1alpha1.ScaleSpec{
+	testutil.MustCreate(ctx, t, e.c, newPlan(ns, "ar-pods", "ar", "auto", elasticv1alpha1.ScaleSpec{
 		CreatePods: []elasticv1alpha1.PodMeta{{Name: "ar-edljob-worker-7", ID: 7, Type: "worker", RankIndex: 1, Service: "ar-edljob-worker-1:3333"}},
 		RemovePods: []elasticv1alpha1.PodMeta{{Name: "ar-edljob-worker-0", Type: "worker"}},
 	}))
@@ -168,8 +169,8 @@ func findCondition(j *elasticv1alpha1.ElasticJob, typ elasticv1alpha1.JobConditi
 // rank with restart-count one higher, up to restartCount; then the job,
 // which has no master, fails.
 func (e *env) testFaultRelaunch(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
-	e.mustCreate(ctx, t, newJob(ns, "f", elasticv1alpha1.ParameterServerStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
+	testutil.MustCreate(ctx, t, e.c, newJob(ns, "f", elasticv1alpha1.ParameterServerStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
 		"ps": replica(1, 0), "worker": replica(2, 2),
 	}))
 	e.waitPods(ctx, t, ns, "f", "f-edljob-ps-0", "f-edljob-worker-0", "f-edljob-worker-1")
@@ -221,10 +222,10 @@ func (e *env) testFaultRelaunch(t *testing.T) {
 
 // testEvicted: an evicted pod is relaunched with its resources.
 func (e *env) testEvicted(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	spec := replica(1, 0)
 	spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
-	e.mustCreate(ctx, t, newJob(ns, "ev", "", map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{"worker": spec}))
+	testutil.MustCreate(ctx, t, e.c, newJob(ns, "ev", "", map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{"worker": spec}))
 	e.waitPods(ctx, t, ns, "ev", "ev-edljob-worker-0")
 	e.setPod(ctx, t, ns, "ev-edljob-worker-0", corev1.PodFailed, "Evicted")
 	pods := e.waitPods(ctx, t, ns, "ev", "ev-edljob-worker-0", "ev-edljob-worker-1")
@@ -241,8 +242,8 @@ func (e *env) testEvicted(t *testing.T) {
 // succeeds when every worker rank has; the parameter servers still running
 // are then deleted and the succeeded pods kept.
 func (e *env) testWorkersDecide(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
-	e.mustCreate(ctx, t, newJob(ns, "w", elasticv1alpha1.ParameterServerStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
+	testutil.MustCreate(ctx, t, e.c, newJob(ns, "w", elasticv1alpha1.ParameterServerStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
 		"ps": replica(1, 0), "worker": replica(2, 0),
 	}))
 	e.waitPods(ctx, t, ns, "w", "w-edljob-ps-0", "w-edljob-worker-0", "w-edljob-worker-1")
@@ -250,7 +251,7 @@ func (e *env) testWorkersDecide(t *testing.T) {
 	e.setPod(ctx, t, ns, "w-edljob-ps-0", corev1.PodRunning, "")
 	e.waitPhase(ctx, t, ns, "w", elasticv1alpha1.JobRunning)
 	e.setPod(ctx, t, ns, "w-edljob-worker-0", corev1.PodSucceeded, "")
-	eventually(ctx, t, "one worker counted succeeded", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "one worker counted succeeded", func() (bool, string, error) {
 		s := e.job(ctx, t, ns, "w").Status.ReplicaStatuses["worker"]
 		return s != nil && s.Succeeded == 1, fmt.Sprintf("%+v", s), nil
 	})
@@ -269,14 +270,14 @@ func (e *env) testWorkersDecide(t *testing.T) {
 // and Service from it, its pods get DLROVER_MASTER_ADDR, and the master's
 // phase is the job's.
 func (e *env) testMasterDecides(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	master := replica(0, 0)
 	master.Template.Spec.Containers[0].Image = "my/dlrover-master:v1"
 	job := newJob(ns, "m", elasticv1alpha1.AllreduceStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
 		"worker": replica(1, 0), "dlrover-master": master,
 	})
 	job.Spec.OptimizeMode = "cluster"
-	e.mustCreate(ctx, t, job)
+	testutil.MustCreate(ctx, t, e.c, job)
 	pods := e.waitPods(ctx, t, ns, "m", "elasticjob-m-dlrover-master", "m-edljob-worker-0")
 	mp := pods["elasticjob-m-dlrover-master"]
 	if mp.Spec.Containers[0].Image != "my/dlrover-master:v1" || mp.Labels["elasticjob.dlrover/replica-type"] != "dlrover-master" ||
@@ -290,7 +291,7 @@ func (e *env) testMasterDecides(t *testing.T) {
 		t.Errorf("worker env %v, want DLROVER_MASTER_ADDR first", got)
 	}
 	svc := &corev1.Service{}
-	eventually(ctx, t, "master Service", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "master Service", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "elasticjob-m-dlrover-master"}, svc)
 		return err == nil, fmt.Sprint(err), client.IgnoreNotFound(err)
 	})
@@ -305,7 +306,7 @@ func (e *env) testMasterDecides(t *testing.T) {
 	if err := e.c.Delete(ctx, mp, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "master recreated", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "master recreated", func() (bool, string, error) {
 		p := e.pods(ctx, t, ns, "m")["elasticjob-m-dlrover-master"]
 		return p != nil && p.UID != mp.UID, "", nil
 	})

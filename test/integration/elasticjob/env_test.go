@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,20 +39,6 @@ func (e *env) namespace(t *testing.T) string {
 	return testutil.Namespace(t, e.c, "elastic", nil)
 }
 
-// testContext returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds, failing the test with what it last
-// said.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 90*time.Second, what, cond)
-}
-
 // pods returns the job's pods by name.
 func (e *env) pods(ctx context.Context, t *testing.T, ns, job string) map[string]*corev1.Pod {
 	t.Helper()
@@ -74,7 +59,7 @@ func (e *env) waitPods(ctx context.Context, t *testing.T, ns, job string, names 
 	t.Helper()
 	sort.Strings(names)
 	var got map[string]*corev1.Pod
-	eventually(ctx, t, "pods "+strings.Join(names, ","), func() (bool, string, error) {
+	testutil.Poll(ctx, t, "pods "+strings.Join(names, ","), func() (bool, string, error) {
 		got = e.pods(ctx, t, ns, job)
 		have := make([]string, 0, len(got))
 		for n := range got {
@@ -120,7 +105,7 @@ func (e *env) job(ctx context.Context, t *testing.T, ns, name string) *elasticv1
 func (e *env) waitPhase(ctx context.Context, t *testing.T, ns, name string, phase elasticv1alpha1.JobConditionType) *elasticv1alpha1.ElasticJob {
 	t.Helper()
 	var j *elasticv1alpha1.ElasticJob
-	eventually(ctx, t, fmt.Sprintf("%s phase %s", name, phase), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%s phase %s", name, phase), func() (bool, string, error) {
 		j = e.job(ctx, t, ns, name)
 		return j.Status.Phase == phase, fmt.Sprintf("phase %q conditions %+v", j.Status.Phase, j.Status.Conditions), nil
 	})
@@ -131,7 +116,7 @@ func (e *env) waitPhase(ctx context.Context, t *testing.T, ns, name string, phas
 func (e *env) waitPlan(ctx context.Context, t *testing.T, ns, name string, phase elasticv1alpha1.JobConditionType) *elasticv1alpha1.ScalePlan {
 	t.Helper()
 	p := &elasticv1alpha1.ScalePlan{}
-	eventually(ctx, t, fmt.Sprintf("ScalePlan %s phase %s", name, phase), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("ScalePlan %s phase %s", name, phase), func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
 			return false, "", err
 		}
@@ -197,12 +182,4 @@ func envValue(t *testing.T, p *corev1.Pod, name string) string {
 	}
 	t.Fatalf("pod %s has no %s in %v", p.Name, name, podEnv(p))
 	return ""
-}
-
-// mustCreate creates obj.
-func (e *env) mustCreate(ctx context.Context, t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := e.c.Create(ctx, obj); err != nil {
-		t.Fatalf("creating %s: %v", obj.GetName(), err)
-	}
 }

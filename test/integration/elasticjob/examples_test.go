@@ -14,6 +14,7 @@ import (
 
 	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // apply creates the manifest of testdata/file as kubectl would, in
@@ -35,7 +36,7 @@ func (e *env) apply(t *testing.T, file, ns string) *unstructured.Unstructured {
 	if u.GetNamespace() == "" {
 		u.SetNamespace(ns)
 	}
-	if err := e.c.Create(testContext(t), u); err != nil {
+	if err := e.c.Create(testutil.SubtestContext(t), u); err != nil {
 		t.Fatalf("applying %s: %v", file, err)
 	}
 	return u
@@ -45,7 +46,7 @@ func (e *env) apply(t *testing.T, file, ns string) *unstructured.Unstructured {
 // run: the manual-scale job and its plan, the samples, the auto-scale jobs
 // with a master of their own image, and the PyTorch jobs.
 func (e *env) testExamples(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dlrover"}}); err != nil {
 		t.Fatal(err)
 	}

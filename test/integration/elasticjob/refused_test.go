@@ -9,13 +9,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testRefused: the webhook refuses jobs that cannot run and ScalePlans that
 // name a replica type the job does not have, naming the field.
 func (e *env) testRefused(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
-	e.mustCreate(ctx, t, newJob(ns, "owner", "", map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{"worker": replica(1, 0)}))
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
+	testutil.MustCreate(ctx, t, e.c, newJob(ns, "owner", "", map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{"worker": replica(1, 0)}))
 	type specs = map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec
 	noImage := replica(1, 0)
 	noImage.Template.Spec.Containers[0].Image = ""
@@ -96,7 +97,7 @@ func (e *env) testRefused(t *testing.T) {
 	ok := newPlan(ns, "chief-plan", "owner", "manual", elasticv1alpha1.ScaleSpec{
 		ReplicaResourceSpecs: map[elasticv1alpha1.ReplicaType]elasticv1alpha1.ReplicaResourceSpec{"chief": {Replicas: 1}},
 	})
-	e.mustCreate(ctx, t, ok)
+	testutil.MustCreate(ctx, t, e.c, ok)
 	e.waitPlan(ctx, t, ns, "chief-plan", elasticv1alpha1.JobSucceeded)
 	pods := e.waitPods(ctx, t, ns, "owner", "owner-edljob-worker-0", "owner-edljob-chief-0")
 	if got := pods["owner-edljob-chief-0"].Spec.Containers[0].Image; got != "trainer:v1" {

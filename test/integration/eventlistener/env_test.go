@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,28 +36,6 @@ func (e *env) namespace(t *testing.T) string {
 	return testutil.Namespace(t, e.c, "events", nil)
 }
 
-// testContext returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds, failing the test with what it last
-// said.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
-}
-
-// mustCreate creates obj.
-func (e *env) mustCreate(ctx context.Context, t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := e.c.Create(ctx, obj); err != nil {
-		t.Fatalf("creating %s: %v", obj.GetName(), err)
-	}
-}
-
 // get reads the object ns/name into obj.
 func (e *env) get(ctx context.Context, t *testing.T, ns, name string, obj client.Object) {
 	t.Helper()
@@ -70,7 +47,7 @@ func (e *env) get(ctx context.Context, t *testing.T, ns, name string, obj client
 // waitFor waits until the object ns/name exists and reads it into obj.
 func (e *env) waitFor(ctx context.Context, t *testing.T, ns, name string, obj client.Object) {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("%T %s", obj, name), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%T %s", obj, name), func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 		return err == nil, fmt.Sprint(err), nil
 	})
@@ -126,7 +103,7 @@ func readyOf(conds []triggersv1beta1.Condition) triggersv1beta1.Condition {
 func (e *env) waitListenerReady(ctx context.Context, t *testing.T, ns, name string, status corev1.ConditionStatus) *triggersv1beta1.EventListener {
 	t.Helper()
 	el := &triggersv1beta1.EventListener{}
-	eventually(ctx, t, fmt.Sprintf("EventListener %s Ready %s", name, status), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("EventListener %s Ready %s", name, status), func() (bool, string, error) {
 		e.get(ctx, t, ns, name, el)
 		r := readyOf(el.Status.Conditions)
 		return r.Status == status, fmt.Sprintf("%+v", r), nil
@@ -140,7 +117,7 @@ func (e *env) waitTriggerReady(ctx context.Context, t *testing.T, ns, name strin
 	t.Helper()
 	wt := &triggersv1beta1.WorkflowTrigger{}
 	var r triggersv1beta1.Condition
-	eventually(ctx, t, fmt.Sprintf("WorkflowTrigger %s Ready %s %s", name, status, reason), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("WorkflowTrigger %s Ready %s %s", name, status, reason), func() (bool, string, error) {
 		e.get(ctx, t, ns, name, wt)
 		r = readyOf(wt.Status.Conditions)
 		return r.Status == status && r.Reason == reason, fmt.Sprintf("%+v", r), nil

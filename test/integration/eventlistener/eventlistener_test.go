@@ -27,6 +27,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
 	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // TestEventListener runs every test against one control plane.
@@ -73,10 +74,10 @@ func trigger(ns, name string, sources ...triggersv1beta1.EventSource) *triggersv
 // name, non-root and without a token, its in-cluster URL, and a Ready
 // condition that follows the Deployment.
 func (e *env) testListener(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	el := listener(ns, "event-listener-sample")
 	el.Spec.Replicas = nil // the CRD's default
-	e.mustCreate(ctx, t, el)
+	testutil.MustCreate(ctx, t, e.c, el)
 	name := eventlistener.ListenerObjectName(el.Name, el.UID)
 	if !regexp.MustCompile(`^event-listener-sample-eventlistener-[0-9a-f]{5}$`).MatchString(name) {
 		t.Errorf("objects named %q, want the seed's <listener>-eventlistener-<5 hex>", name)
@@ -125,9 +126,9 @@ func (e *env) testListener(t *testing.T) {
 // Deployment, and the listener's Deployment delivers to the trigger's
 // Service.
 func (e *env) testTrigger(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	wt := trigger(ns, "workflow-trigger-sample", triggersv1beta1.EventSource{EventListenerName: "later"})
-	e.mustCreate(ctx, t, wt)
+	testutil.MustCreate(ctx, t, e.c, wt)
 	r := e.waitTriggerReady(ctx, t, ns, wt.Name, corev1.ConditionFalse, eventlistener.ReasonEventListenerNotFound)
 	if !strings.Contains(r.Message, "later") {
 		t.Errorf("Ready message %q does not name the missing listener", r.Message)
@@ -141,7 +142,7 @@ func (e *env) testTrigger(t *testing.T) {
 	e.waitFor(ctx, t, ns, name, &corev1.Service{})
 
 	el := listener(ns, "later")
-	e.mustCreate(ctx, t, el)
+	testutil.MustCreate(ctx, t, e.c, el)
 	e.waitTriggerReady(ctx, t, ns, wt.Name, corev1.ConditionUnknown, eventlistener.ReasonDeploymentProgressing)
 	e.setAvailable(ctx, t, ns, name, true)
 	e.waitTriggerReady(ctx, t, ns, wt.Name, corev1.ConditionTrue, eventlistener.ReasonDeploymentAvailable)
@@ -149,7 +150,7 @@ func (e *env) testTrigger(t *testing.T) {
 	// The trigger's Service is headless: the listener reaches its pods at
 	// their own port.
 	url := "http://" + name + "." + ns + ".svc.cluster.local:8080"
-	eventually(ctx, t, "the listener's subscribers", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the listener's subscribers", func() (bool, string, error) {
 		dep := e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
 		got, _ := envValue(dep, server.EnvSubscribers)
 		return got == url, got, nil
@@ -159,7 +160,7 @@ func (e *env) testTrigger(t *testing.T) {
 	if err := e.c.Delete(ctx, wt); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the listener's subscribers once the trigger is gone", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the listener's subscribers once the trigger is gone", func() (bool, string, error) {
 		dep := e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
 		got, ok := envValue(dep, server.EnvSubscribers)
 		return ok && got == "", got, nil
@@ -169,12 +170,12 @@ func (e *env) testTrigger(t *testing.T) {
 // testInvalidTrigger: a trigger whose filter the schema lets through but
 // ValidateTrigger refuses gets no Deployment and says why.
 func (e *env) testInvalidTrigger(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	wt := trigger(ns, "bad", triggersv1beta1.EventSource{
 		EventListenerName: "l",
 		Filters:           []triggersv1beta1.Filter{{Path: "labels.0.id", Type: triggersv1beta1.JSONNumber, Values: []string{"two"}}},
 	})
-	e.mustCreate(ctx, t, wt)
+	testutil.MustCreate(ctx, t, e.c, wt)
 	r := e.waitTriggerReady(ctx, t, ns, wt.Name, corev1.ConditionFalse, eventlistener.ReasonInvalidSpec)
 	for _, want := range []string{"spec.eventSources[0].filters[0].path", "spec.eventSources[0].filters[0].values[0]"} {
 		if !strings.Contains(r.Message, want) {
@@ -217,7 +218,7 @@ func (e *env) runs(ctx context.Context, t *testing.T, ns string) []batchv1beta1.
 // params, created as the trigger's service account; an event that fails a
 // filter starts none, and an account that may not create runs creates none.
 func (e *env) testRuns(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	for _, obj := range []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "managed-project-sa"}},
 		&rbacv1.Role{
@@ -230,15 +231,15 @@ func (e *env) testRuns(t *testing.T) {
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "managed-project-sa"}},
 		},
 	} {
-		e.mustCreate(ctx, t, obj)
+		testutil.MustCreate(ctx, t, e.c, obj)
 	}
 	el := listener(ns, "event-listener-sample")
-	e.mustCreate(ctx, t, el)
+	testutil.MustCreate(ctx, t, e.c, el)
 	wt := trigger(ns, "workflow-trigger-sample", triggersv1beta1.EventSource{
 		EventListenerName: el.Name,
 		Filters:           []triggersv1beta1.Filter{{Path: "body.object_kind", Type: triggersv1beta1.JSONString, Values: []string{"merge_request"}}},
 	})
-	e.mustCreate(ctx, t, wt)
+	testutil.MustCreate(ctx, t, e.c, wt)
 
 	// The trigger server, as its Deployment configures it, as its
 	// service account.
@@ -266,7 +267,7 @@ func (e *env) testRuns(t *testing.T) {
 	// The listener server, as its Deployment configures it, delivering to
 	// the trigger server rather than the trigger's Service.
 	var ldep *appsv1.Deployment
-	eventually(ctx, t, "the listener's subscribers", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the listener's subscribers", func() (bool, string, error) {
 		ldep = e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
 		got, _ := envValue(ldep, server.EnvSubscribers)
 		return got == "http://"+eventlistener.TriggerObjectName(wt.Name, wt.UID)+"."+ns+".svc.cluster.local:8080", got, nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,28 +40,6 @@ func (e *env) namespace(t *testing.T) string {
 	return testutil.Namespace(t, e.c, "interactive", nil)
 }
 
-// testContext returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds, failing the test with what it last
-// said.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
-}
-
-// mustCreate creates obj.
-func (e *env) mustCreate(ctx context.Context, t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := e.c.Create(ctx, obj); err != nil {
-		t.Fatalf("creating %s: %v", obj.GetName(), err)
-	}
-}
-
 // get reads the object ns/name into obj.
 func (e *env) get(ctx context.Context, t *testing.T, ns, name string, obj client.Object) {
 	t.Helper()
@@ -92,7 +69,7 @@ func (e *env) update(ctx context.Context, t *testing.T, ns, name string, obj cli
 func (e *env) waitDeployment(ctx context.Context, t *testing.T, ns, name string, cond func(*appsv1.Deployment) bool) *appsv1.Deployment {
 	t.Helper()
 	dep := &appsv1.Deployment{}
-	eventually(ctx, t, "Deployment "+name, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "Deployment "+name, func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, dep)
 		return err == nil && (cond == nil || cond(dep)), fmt.Sprintf("error %v replicas %v", err, dep.Spec.Replicas), nil
 	})
@@ -117,7 +94,7 @@ func (e *env) runPod(ctx context.Context, t *testing.T, dep *appsv1.Deployment, 
 		Spec: *dep.Spec.Template.Spec.DeepCopy(),
 	}
 	pod.Spec.NodeName = "node-1"
-	e.mustCreate(ctx, t, pod)
+	testutil.MustCreate(ctx, t, e.c, pod)
 	pod.Status.Phase = corev1.PodRunning
 	ready := corev1.ConditionTrue
 	for _, c := range pod.Spec.Containers {
@@ -148,7 +125,7 @@ func (e *env) deletePods(ctx context.Context, t *testing.T, ns, key, value strin
 func (e *env) waitEvent(ctx context.Context, t *testing.T, ns, regarding, reason string) *eventsv1.Event {
 	t.Helper()
 	var found *eventsv1.Event
-	eventually(ctx, t, "event "+reason+" of "+regarding, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "event "+reason+" of "+regarding, func() (bool, string, error) {
 		var list eventsv1.EventList
 		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, "", err

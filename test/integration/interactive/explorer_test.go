@@ -17,6 +17,7 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/explorer"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // waitExplorer waits until cond holds of the Explorer ns/name and returns
@@ -24,7 +25,7 @@ import (
 func (e *env) waitExplorer(ctx context.Context, t *testing.T, ns, name string, cond func(*tensorstackv1beta1.Explorer) bool) *tensorstackv1beta1.Explorer {
 	t.Helper()
 	ex := &tensorstackv1beta1.Explorer{}
-	eventually(ctx, t, "Explorer "+name, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "Explorer "+name, func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ex); err != nil {
 			return false, "", err
 		}
@@ -63,12 +64,12 @@ func phases(p tensorstackv1beta1.ResourcePhase) func(*tensorstackv1beta1.Explore
 // each a Deployment behind the sidecar and a Service; its status follows
 // the pods; suspend scales both to 0 and keeps the Services.
 func (e *env) testExplorer(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	ex := &tensorstackv1beta1.Explorer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "example"},
 		Spec:       tensorstackv1beta1.ExplorerSpec{StorageName: "test", StorageType: tensorstackv1beta1.StorageTypePVC},
 	}
-	e.mustCreate(ctx, t, ex)
+	testutil.MustCreate(ctx, t, e.c, ex)
 	ex = e.waitExplorer(ctx, t, ns, ex.Name, readyIs(corev1.ConditionFalse, explorer.ReasonPVCNotFound))
 	if c := exReady(ex); c.Message != "PVC test not found in namespace "+ns {
 		t.Errorf("Ready %+v", c)
@@ -83,7 +84,7 @@ func (e *env) testExplorer(t *testing.T) {
 		}
 	}
 
-	e.mustCreate(ctx, t, &corev1.PersistentVolumeClaim{
+	testutil.MustCreate(ctx, t, e.c, &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test"},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -181,7 +182,7 @@ func (e *env) testExplorer(t *testing.T) {
 // testExplorerRefused: the webhook refuses a storage name that cannot
 // name a PVC, naming the field.
 func (e *env) testExplorerRefused(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	ex := &tensorstackv1beta1.Explorer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused"},
 		Spec:       tensorstackv1beta1.ExplorerSpec{StorageName: "Not_A_PVC"},

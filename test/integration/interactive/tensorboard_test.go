@@ -57,7 +57,7 @@ func tensorBoard(ns, name string) *tensorstackv1beta1.TensorBoard {
 func (e *env) waitTensorBoard(ctx context.Context, t *testing.T, ns, name string, cond func(*tensorstackv1beta1.TensorBoard) bool) *tensorstackv1beta1.TensorBoard {
 	t.Helper()
 	tb := &tensorstackv1beta1.TensorBoard{}
-	eventually(ctx, t, "TensorBoard "+name, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "TensorBoard "+name, func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tb); err != nil {
 			return false, "", err
 		}
@@ -96,7 +96,7 @@ func container(t *testing.T, spec corev1.PodSpec, name string) corev1.Container 
 func (e *env) checkService(ctx context.Context, t *testing.T, ns, name string, owner metav1.Object, selector map[string]string) {
 	t.Helper()
 	svc := &corev1.Service{}
-	eventually(ctx, t, "Service "+name, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "Service "+name, func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc)
 		return err == nil, fmt.Sprint(err), nil
 	})
@@ -113,9 +113,9 @@ func (e *env) checkService(ctx context.Context, t *testing.T, ns, name string, o
 // follows the pod the test runs; suspend scales it to 0 and keeps the
 // Service; the Idle condition the Resource Keeper writes stays.
 func (e *env) testTensorBoard(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	tb := tensorBoard(ns, "pytorchtrainingjob-tensorboard")
-	e.mustCreate(ctx, t, tb)
+	testutil.MustCreate(ctx, t, e.c, tb)
 	name := tensorboard.ObjectName(tb.Name)
 	if name != "pytorchtrainingjob-tensorboard-tensorboard" {
 		t.Errorf("objects named %s", name)
@@ -206,12 +206,12 @@ func (e *env) testTensorBoard(t *testing.T) {
 // testTensorBoardS3: S3 credentials reach the pod as secretKeyRef
 // variables (S3-env) or a mounted file (S3-cfg), never as values.
 func (e *env) testTensorBoardS3(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
-	e.mustCreate(ctx, t, &corev1.Secret{
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
+	testutil.MustCreate(ctx, t, e.c, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-env", Labels: map[string]string{"tensorstack.dev/resource": "s3-env"}},
 		StringData: map[string]string{"endpoint": "http://minio.example:9000", "accessKeyID": "AKIDSECRETVALUE", "secretAccessKey": "SECRETKEYVALUE"},
 	})
-	e.mustCreate(ctx, t, &corev1.Secret{
+	testutil.MustCreate(ctx, t, e.c, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-cfg", Labels: map[string]string{"tensorstack.dev/resource": "s3-cfg"}},
 		StringData: map[string]string{".s3cfg": "[default]\naccess_key = CFGKEYVALUE\nsecret_key = CFGSECRETVALUE\nhost_base = minio.example:9000\nuse_https = False\n"},
 	})
@@ -222,7 +222,7 @@ func (e *env) testTensorBoardS3(t *testing.T) {
 			S3: &tensorstackv1beta1.S3DataSource{SecretRef: tensorstackv1beta1.SecretRef{Name: "s3-env"}, URI: []string{"s3://logs/run1"}},
 		}},
 	}
-	e.mustCreate(ctx, t, env)
+	testutil.MustCreate(ctx, t, e.c, env)
 	dep := e.waitDeployment(ctx, t, ns, tensorboard.ObjectName(env.Name), nil)
 	mustNotContain(t, dep, "AKIDSECRETVALUE", "SECRETKEYVALUE", "minio.example")
 	tbc := container(t, dep.Spec.Template.Spec, tensorboard.ContainerName)
@@ -244,7 +244,7 @@ func (e *env) testTensorBoardS3(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3cfg"},
 		Spec:       tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"t9k://minio/s3-cfg/logs/run2"}},
 	}
-	e.mustCreate(ctx, t, cfg)
+	testutil.MustCreate(ctx, t, e.c, cfg)
 	dep = e.waitDeployment(ctx, t, ns, tensorboard.ObjectName(cfg.Name), nil)
 	mustNotContain(t, dep, "CFGKEYVALUE", "CFGSECRETVALUE", "minio.example")
 	spec := dep.Spec.Template.Spec
@@ -266,12 +266,12 @@ func (e *env) testTensorBoardS3(t *testing.T) {
 // testTensorBoardMissingSecret: a TensorBoard whose S3 Secret is missing
 // waits, Pending with an event, and starts once the Secret exists.
 func (e *env) testTensorBoardMissingSecret(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	tb := &tensorstackv1beta1.TensorBoard{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "waits"},
 		Spec:       tensorstackv1beta1.TensorBoardSpec{TrainingLogFilesets: []string{"t9k://minio/later/logs/run"}},
 	}
-	e.mustCreate(ctx, t, tb)
+	testutil.MustCreate(ctx, t, e.c, tb)
 	tb = e.waitTensorBoard(ctx, t, ns, tb.Name, func(tb *tensorstackv1beta1.TensorBoard) bool {
 		return strings.HasPrefix(tbCondition(tb, "Ready").Message, tensorboard.ReasonSecretNotFound)
 	})
@@ -282,7 +282,7 @@ func (e *env) testTensorBoardMissingSecret(t *testing.T) {
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: tensorboard.ObjectName(tb.Name)}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a Deployment without its Secret: %v", err)
 	}
-	e.mustCreate(ctx, t, &corev1.Secret{
+	testutil.MustCreate(ctx, t, e.c, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"},
 		StringData: map[string]string{"endpoint": "http://minio:9000", "accessKeyID": "a", "secretAccessKey": "b"},
 	})
@@ -297,7 +297,7 @@ func (e *env) testTensorBoardMissingSecret(t *testing.T) {
 // ones, naming the field, and admits a suspend of a TensorBoard whose
 // locations do not change.
 func (e *env) testTensorBoardRefused(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	for _, tc := range []struct {
 		name, fileset, want string
 	}{
@@ -325,7 +325,7 @@ func (e *env) testTensorBoardRefused(t *testing.T) {
 	}
 
 	tb := tensorBoard(ns, "valid")
-	e.mustCreate(ctx, t, tb)
+	testutil.MustCreate(ctx, t, e.c, tb)
 	tb.Spec.LogDir.PVC[0].SubPath = []string{"../x"}
 	if err := e.c.Update(ctx, tb); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.logDir.pvc[0].subPath[0]") {
 		t.Errorf("update to a traversal: %v", err)
@@ -336,10 +336,10 @@ func (e *env) testTensorBoardRefused(t *testing.T) {
 // testTensorBoardCrashLoop: a TensorBoard whose container cannot start is
 // Failed, naming the container.
 func (e *env) testTensorBoardCrashLoop(t *testing.T) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	tb := tensorBoard(ns, "crashes")
 	tb.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
-	e.mustCreate(ctx, t, tb)
+	testutil.MustCreate(ctx, t, e.c, tb)
 	dep := e.waitDeployment(ctx, t, ns, tensorboard.ObjectName(tb.Name), nil)
 	if res := container(t, dep.Spec.Template.Spec, tensorboard.ContainerName).Resources; !cmp.Equal(res, *tb.Spec.Resources) {
 		t.Errorf("resources %+v", res)

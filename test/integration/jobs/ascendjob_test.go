@@ -22,6 +22,7 @@ import (
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/ascend/annotation"
 	"github.com/accelstack/accelstack/pkg/ranktable"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // npuContainer is the container ascend requesting n Ascend 910 chips.
@@ -51,7 +52,7 @@ func ascendJob(ns, name, framework string, specs map[mindxdlv1.ReplicaType]*mind
 // and returns the job.
 func (e *env) waitAscend(ctx context.Context, t *testing.T, aj *mindxdlv1.AscendJob, typ mindxdlv1.JobConditionType) *mindxdlv1.AscendJob {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("%s condition %s", aj.Name, typ), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%s condition %s", aj.Name, typ), func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(aj), aj); err != nil {
 			return false, "", err
 		}
@@ -121,7 +122,7 @@ func (e *env) leaderIP(ctx context.Context, t *testing.T, aj *mindxdlv1.AscendJo
 // the leader's ClusterIP Service, the labels; then a PyTorch job runs and
 // succeeds with Kubeflow's conditions.
 func testAscendJobEnv(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	visible := "fieldRef:metadata.annotations['huawei.com/Ascend910']"
 
@@ -196,7 +197,7 @@ func testAscendJobEnv(t *testing.T, e *env) {
 // ExitCode is recreated (Restarting), and runs again (Running); a
 // permanent code fails the job.
 func testAscendJobRestart(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	w := acReplica(1, npuContainer(0))
 	w.RestartPolicy = mindxdlv1.RestartPolicyExitCode
@@ -210,7 +211,7 @@ func testAscendJobRestart(t *testing.T, e *env) {
 	e.setPod(ctx, t, pods["rs-worker-0"], corev1.PodFailed, map[string]int32{"ascend": 137})
 	// Restarting lasts until the pod is recreated; its event stays.
 	e.waitEvent(ctx, t, ns, "rs", "JobRestarting", "Job "+ns+"/rs is restarting: Replica rs-worker-0")
-	eventually(ctx, t, "worker recreated", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "worker recreated", func() (bool, string, error) {
 		p := e.pods(ctx, t, ns, "rs")["rs-worker-0"]
 		return p != nil && p.UID != pods["rs-worker-0"].UID && p.DeletionTimestamp == nil, "", nil
 	})
@@ -234,7 +235,7 @@ func testAscendJobRestart(t *testing.T, e *env) {
 // testAscendJobScheduler: schedulerName t9k-scheduler gets a PodGroup and
 // the T9k Scheduler; volcano is set on the pods as named, with no PodGroup.
 func testAscendJobScheduler(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	specs := func() map[mindxdlv1.ReplicaType]*mindxdlv1.ReplicaSpec {
 		return map[mindxdlv1.ReplicaType]*mindxdlv1.ReplicaSpec{"Master": acReplica(1, npuContainer(0)), "Worker": acReplica(2, npuContainer(0))}
@@ -275,7 +276,7 @@ func testAscendJobScheduler(t *testing.T, e *env) {
 // launch) serves the job's rank table, which is completed in rank order
 // once the device plugin has annotated every pod.
 func testAscendJobRankTable(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	withVolume := func() *mindxdlv1.ReplicaSpec {
 		c := npuContainer(1)
@@ -315,7 +316,7 @@ func testAscendJobRankTable(t *testing.T, e *env) {
 		}
 	}
 	cm := &corev1.ConfigMap{}
-	eventually(ctx, t, "rank table completed", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "rank table completed", func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rings-config-rt"}, cm); err != nil {
 			return false, "", client.IgnoreNotFound(err)
 		}
@@ -336,7 +337,7 @@ func testAscendJobRankTable(t *testing.T, e *env) {
 // job at admission, naming the field; past the webhook the job fails with
 // JobValidFailed and a Warning event with the rule's reason.
 func testAscendJobRefused(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	valid := func(name, fw string) *mindxdlv1.AscendJob {
 		return ascendJob(ns, name, fw, map[mindxdlv1.ReplicaType]*mindxdlv1.ReplicaSpec{"Master": acReplica(1, npuContainer(8)), "Worker": acReplica(1, npuContainer(8))})
@@ -417,7 +418,7 @@ func testAscendJobRefused(t *testing.T, e *env) {
 // unchanged, drawing no warning, and the AscendJob runs with the
 // framework's variables on the scheduler it names.
 func testAscendJobSeed(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	b, err := os.ReadFile("testdata/seed002-ascendjob.yaml")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/beamjob"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // beamClusterSpec is the manual's Flink cluster: 1 job manager, 2 task
@@ -49,7 +50,7 @@ func beamJob(ns, name string, cleanUp bool, backoffLimit int32) *batchv1beta1.Be
 // waitBeam waits until cond holds for the BeamJob.
 func (e *env) waitBeam(ctx context.Context, t *testing.T, bj *batchv1beta1.BeamJob, what string, cond func(*batchv1beta1.BeamJobStatus) bool) {
 	t.Helper()
-	eventually(ctx, t, bj.Name+" "+what, func() (bool, string, error) {
+	testutil.Poll(ctx, t, bj.Name+" "+what, func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(bj), bj); err != nil {
 			return false, "", err
 		}
@@ -91,7 +92,7 @@ func (e *env) submitterPods(ctx context.Context, t *testing.T, job *batchv1.Job)
 func (e *env) waitSubmitterPod(ctx context.Context, t *testing.T, job *batchv1.Job, n int) *corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
-	eventually(ctx, t, fmt.Sprintf("pod %d of %s", n, job.Name), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("pod %d of %s", n, job.Name), func() (bool, string, error) {
 		pods = e.submitterPods(ctx, t, job)
 		return len(pods) >= n, fmt.Sprintf("%d pods", len(pods)), nil
 	})
@@ -141,7 +142,7 @@ func (e *env) startBeamCluster(ctx context.Context, t *testing.T, bj *batchv1bet
 	t.Helper()
 	ns, cluster := bj.Namespace, beamjob.ClusterName(bj.Name)
 	var fc *unstructured.Unstructured
-	eventually(ctx, t, "FlinkCluster "+cluster, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "FlinkCluster "+cluster, func() (bool, string, error) {
 		fc = e.flinkCluster(ctx, t, ns, bj.Name)
 		return fc != nil, "", nil
 	})
@@ -161,7 +162,7 @@ func (e *env) startBeamCluster(ctx context.Context, t *testing.T, bj *batchv1bet
 	e.startFlinkPods(ctx, t, fc, jm)
 	e.setClusterState(ctx, t, fc, beamjob.ClusterStateRunning)
 	var job *batchv1.Job
-	eventually(ctx, t, "submitter Job", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "submitter Job", func() (bool, string, error) {
 		list := e.submitters(ctx, t, ns)
 		if len(list) > 1 {
 			return false, "", fmt.Errorf("%d submitter Jobs", len(list))
@@ -236,7 +237,7 @@ func checkSubmitter(t *testing.T, bj *batchv1beta1.BeamJob, job *batchv1.Job) {
 // job's URL; Succeeded with the Job, and the cluster kept
 // (cleanUpCluster false).
 func testBeamJobSucceeded(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	bj := beamJob(ns, "wordcount", false, 0)
 	if err := e.c.Create(ctx, bj); err != nil {
@@ -290,7 +291,7 @@ func testBeamJobSucceeded(t *testing.T, e *env) {
 // runs out fails the BeamJob; every pod is in jobStatus; cleanUpCluster
 // deletes the FlinkCluster.
 func testBeamJobFailed(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	bj := beamJob(ns, "fails", true, 1)
 	if err := e.c.Create(ctx, bj); err != nil {
@@ -317,7 +318,7 @@ func testBeamJobFailed(t *testing.T, e *env) {
 	if c := beamCondition(&bj.Status, batchv1beta1.BeamJobRunningCond); c.Status != corev1.ConditionFalse || c.Reason != "JobFailed" {
 		t.Errorf("JobRunning %+v", c)
 	}
-	eventually(ctx, t, "FlinkCluster deleted", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "FlinkCluster deleted", func() (bool, string, error) {
 		return e.flinkCluster(ctx, t, ns, bj.Name) == nil, "", nil
 	})
 	e.waitEvent(ctx, t, ns, bj.Name, "ClusterDeleted", beamjob.ClusterName(bj.Name))
@@ -326,7 +327,7 @@ func testBeamJobFailed(t *testing.T, e *env) {
 // testBeamJobRefused: a BeamJob without jobTemplate is refused, naming the
 // field.
 func testBeamJobRefused(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	bj := beamJob(ns, "nojob", false, 0)
 	bj.Spec.JobTemplate = nil

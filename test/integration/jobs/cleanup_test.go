@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testCleanUpPolicies: once a job finishes, None keeps every pod, All
@@ -23,7 +24,7 @@ func testCleanUpPolicies(t *testing.T, e *env) {
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			t.Parallel()
-			ctx := testContext(t)
+			ctx := testutil.SubtestContext(t)
 			ns := e.namespace(t, nil)
 			never := &batchv1beta1.RestartPolicy{Policy: batchv1beta1.RestartPolicyNever}
 			gj := &batchv1beta1.GenericJob{
@@ -48,7 +49,7 @@ func testCleanUpPolicies(t *testing.T, e *env) {
 			e.waitPhase(ctx, t, gj, batchv1beta1.JobSucceeded)
 			e.waitPods(ctx, t, ns, "c", tc.left...)
 			want := int32(3 - len(tc.left))
-			eventually(ctx, t, "aggregate.deleted", func() (bool, string, error) {
+			testutil.Poll(ctx, t, "aggregate.deleted", func() (bool, string, error) {
 				e.get(ctx, t, gj)
 				return gj.Status.Aggregate.Deleted == want, "", nil
 			})
@@ -58,7 +59,7 @@ func testCleanUpPolicies(t *testing.T, e *env) {
 
 // testTrainingCleanUp: the training jobs clean up by runPolicy.cleanUpPolicy.
 func testTrainingCleanUp(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "tidy", pytorchReplicas("master", 1, batchv1beta1.ReplicaRestartOnFailure), pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
 	job.Spec.RunPolicy.CleanUpPolicy = batchv1beta1.CleanUpPolicyAll

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testColossalAISeedLayout: the seed's layout. Workers run sshd; the
@@ -17,7 +18,7 @@ import (
 // directory, env and resources, appears once every worker is Ready and
 // runs colossalai run; its failure fails the job and no pod is recreated.
 func testColossalAISeedLayout(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	w := container("worker", "ignored")
 	w.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
@@ -68,7 +69,7 @@ func testColossalAISeedLayout(t *testing.T, e *env) {
 // template and torchConfig; cleanUpWorkers keeps only the launcher once it
 // succeeds.
 func testColossalAIReplicaSpecs(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	w := template(container("worker"))
 	job := &batchv1beta1.ColossalAIJob{}
@@ -98,7 +99,7 @@ func testColossalAIReplicaSpecs(t *testing.T, e *env) {
 // testColossalAIRefused: mixed layouts, a missing worker type and unsafe
 // paths are refused, naming the field.
 func testColossalAIRefused(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	w := template(container("worker"))
 	for _, tc := range []struct {

@@ -7,12 +7,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testDeadline: a job running past runPolicy.activeDeadlineSeconds fails and
 // loses its unfinished pods, even under cleanUpPolicy None.
 func testDeadline(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "late", pytorchReplicas("master", 1, batchv1beta1.ReplicaRestartOnFailure), pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
 	job.Spec.RunPolicy.ActiveDeadlineSeconds = ptr.To[int64](3)

@@ -10,13 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testDeepSpeedJob: every worker runs sshd with the job's key, hostfile
 // and env file; worker 0 runs the deepspeed launcher after the others'
 // sshd answers; worker 0 decides the job.
 func testDeepSpeedJob(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	c := container("worker", "ignored")
 	c.Env = []corev1.EnvVar{{Name: "NCCL_DEBUG", Value: "INFO"}, {Name: "GREETING", Value: "it's fine"}}
@@ -69,7 +70,7 @@ func testDeepSpeedJob(t *testing.T, e *env) {
 // testDeepSpeedRefused: config.run with none or several entries and a
 // launcher other than pdsh are refused, naming the field.
 func testDeepSpeedRefused(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	for _, tc := range []struct {
 		cfg  batchv1beta1.DeepSpeedConfig

@@ -9,11 +9,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testDefaults: the schema fills the defaults the manual states.
 func testDefaults(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, map[string]string{bypassLabel: "true"})
 	pj := pytorchJob(ns, "defaults", batchv1beta1.PyTorchReplicaSpec{Type: "worker", Template: template(container("pytorch"))})
 	pj.Spec.TorchrunConfig = &batchv1beta1.TorchrunConfig{Enabled: true}

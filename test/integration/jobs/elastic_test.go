@@ -10,13 +10,14 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testElastic: an elastic torchrun job runs expectedReplicas replicas, set
 // through the scale subresource as an autoscaler would; scaling up adds
 // ranks and scaling down removes the highest, never touching the others.
 func testElastic(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	spec := pytorchReplicas("node", 1, batchv1beta1.ReplicaRestartOnFailure)
 	spec.Template.Spec.Containers[0].Command = []string{"python"}
@@ -46,7 +47,7 @@ func testElastic(t *testing.T, e *env) {
 		t.Errorf("PodGroup spec %+v, want minMember 1 (elastic.minReplicas)", pg.Spec)
 	}
 	e.runAll(ctx, t, ns, "elastic")
-	eventually(ctx, t, "status.elastic", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "status.elastic", func() (bool, string, error) {
 		e.get(ctx, t, job)
 		el := job.Status.Elastic
 		return el != nil && el.CurrentReplicas == 2 && el.Selector == "batch.tensorstack.dev/job-name=elastic", "", nil

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,20 +65,6 @@ func (e *env) namespace(t *testing.T, labels map[string]string) string {
 	return name
 }
 
-// ctx returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds, failing the test with what it last
-// said.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 90*time.Second, what, cond)
-}
-
 // pods returns the job's pods by name.
 func (e *env) pods(ctx context.Context, t *testing.T, ns, job string) map[string]*corev1.Pod {
 	t.Helper()
@@ -99,7 +84,7 @@ func (e *env) pods(ctx context.Context, t *testing.T, ns, job string) map[string
 func (e *env) waitPods(ctx context.Context, t *testing.T, ns, job string, names ...string) map[string]*corev1.Pod {
 	t.Helper()
 	var got map[string]*corev1.Pod
-	eventually(ctx, t, "pods "+strings.Join(names, ","), func() (bool, string, error) {
+	testutil.Poll(ctx, t, "pods "+strings.Join(names, ","), func() (bool, string, error) {
 		got = e.pods(ctx, t, ns, job)
 		var have []string
 		for n, p := range got {
@@ -199,7 +184,7 @@ func statusOf(obj client.Object) *batchv1beta1.JobStatus {
 // waitPhase waits until the job reaches phase and returns its status.
 func (e *env) waitPhase(ctx context.Context, t *testing.T, obj client.Object, phase batchv1beta1.JobPhase) *batchv1beta1.JobStatus {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("%s phase %s", obj.GetName(), phase), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%s phase %s", obj.GetName(), phase), func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, "", err
 		}
@@ -247,7 +232,7 @@ func (e *env) update(ctx context.Context, t *testing.T, obj client.Object, chang
 // note.
 func (e *env) waitEvent(ctx context.Context, t *testing.T, ns, job, reason, note string) {
 	t.Helper()
-	eventually(ctx, t, reason+" event", func() (bool, string, error) {
+	testutil.Poll(ctx, t, reason+" event", func() (bool, string, error) {
 		var list eventsv1.EventList
 		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, "", err

@@ -10,13 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testSubstitution: the GenericJob variables are replaced in command, args
 // and env values; an unknown one is left as written and reported; Services
 // expose every replica under its name.
 func testSubstitution(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	c := corev1.Container{
 		Name: "tensorflow", Image: "tensorflow/tensorflow:2.11.0",
@@ -61,7 +62,7 @@ func testSubstitution(t *testing.T, e *env) {
 // testFinishRules: any success rule whose replicas all succeeded ends the
 // job; a failure rule fails it with the manual's message.
 func testFinishRules(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	never := &batchv1beta1.RestartPolicy{Policy: batchv1beta1.RestartPolicyNever}
 	spec := func() batchv1beta1.GenericJobSpec {

@@ -17,6 +17,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // mpiWorkerTemplate is a worker template whose main container is named
@@ -38,8 +39,8 @@ func mpiTemplate(name string, limits corev1.ResourceList) *corev1.PodTemplateSpe
 // waitRunningCount waits until the job's status counts n running pods.
 func (e *env) waitRunningCount(t *testing.T, job client.Object, n int32) {
 	t.Helper()
-	ctx := testContext(t)
-	eventually(ctx, t, "running pods counted", func() (bool, string, error) {
+	ctx := testutil.SubtestContext(t)
+	testutil.Poll(ctx, t, "running pods counted", func() (bool, string, error) {
 		e.get(ctx, t, job)
 		a := statusOf(job).Aggregate
 		return a.Running == n, "", nil
@@ -50,7 +51,7 @@ func (e *env) waitRunningCount(t *testing.T, job client.Object, n int32) {
 // matches) and ConfigMap (hostfile and client configuration).
 func (e *env) checkSSHObjects(t *testing.T, ns, job, hostfile, authDir string) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	s := &corev1.Secret{}
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: job + "-ssh"}, s); err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func mountOf(c corev1.Container, name string) string {
 // hostfile, --prefix, the MCA pairs, the extra arguments and cmd. Its exit
 // decides the job; cleanUpWorkers deletes the workers and keeps it.
 func testMPIJobSeedLayout(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := &batchv1beta1.MPIJob{}
 	job.Namespace, job.Name = ns, "mpi"
@@ -177,7 +178,7 @@ func testMPIJobSeedLayout(t *testing.T, e *env) {
 // the namespace's events and not in the job's status.
 func (e *env) checkKeyNotLeaked(t *testing.T, ns string, job client.Object) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	s := &corev1.Secret{}
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: job.GetName() + "-ssh"}, s); err != nil {
 		t.Fatal(err)
@@ -208,7 +209,7 @@ func (e *env) checkKeyNotLeaked(t *testing.T, ns string, job client.Object) {
 // derived from the workers'; a worker's CPUs are its slots; a launcher
 // that fails fails the job once its restart limit is spent.
 func testMPIJobReplicaSpecs(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := &batchv1beta1.MPIJob{}
 	job.Namespace, job.Name = ns, "mpi2"
@@ -252,7 +253,7 @@ func testMPIJobReplicaSpecs(t *testing.T, e *env) {
 // testMPIJobRefused: the webhook and the schema refuse MPIJobs that cannot
 // run, naming the field.
 func testMPIJobRefused(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	seed := func() *batchv1beta1.MPIJob {
 		j := &batchv1beta1.MPIJob{}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 func pytorchJob(ns, name string, specs ...batchv1beta1.PyTorchReplicaSpec) *batchv1beta1.PyTorchTrainingJob {
@@ -41,7 +42,7 @@ func envOf(c corev1.Container) map[string]string {
 // environment, restartPolicy Never, labels, events, and the status the
 // manual shows.
 func testPyTorchLifecycle(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "mnist",
 		pytorchReplicas("master", 1, batchv1beta1.ReplicaRestartOnFailure),
@@ -90,7 +91,7 @@ func testPyTorchLifecycle(t *testing.T, e *env) {
 
 	e.runAll(ctx, t, ns, "mnist")
 	e.waitPhase(ctx, t, job, batchv1beta1.JobRunning)
-	eventually(ctx, t, "Running condition", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "Running condition", func() (bool, string, error) {
 		e.get(ctx, t, job)
 		c := condition(t, &job.Status.JobStatus, batchv1beta1.JobRunningCond)
 		return c.Status == corev1.ConditionTrue, c.Message, nil

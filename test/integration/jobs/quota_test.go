@@ -12,6 +12,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testQuota: a GenericJob whose pods a ResourceQuota of its namespace
@@ -19,7 +20,7 @@ import (
 // (ExceededQuota) and CreationFailed events quote the API server; once the
 // quota is raised its pods are created and the condition turns False.
 func testQuota(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	const gpu = corev1.ResourceName("requests.nvidia.com/gpu")
 	rq := &corev1.ResourceQuota{
@@ -31,7 +32,7 @@ func testQuota(t *testing.T, e *env) {
 	}
 	// The quota admits nothing until kube-controller-manager has counted
 	// its usage.
-	eventually(ctx, t, "the quota's usage", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the quota's usage", func() (bool, string, error) {
 		e.get(ctx, t, rq)
 		_, ok := rq.Status.Used[gpu]
 		return ok, fmt.Sprintf("%+v", rq.Status), nil
@@ -47,7 +48,7 @@ func testQuota(t *testing.T, e *env) {
 		t.Fatalf("the job was refused, want it accepted: %v", err)
 	}
 	e.waitEvent(ctx, t, ns, gj.Name, jobs.EventCreationFailed, "exceeded quota: gpus")
-	eventually(ctx, t, "ReplicaFailure ExceededQuota", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "ReplicaFailure ExceededQuota", func() (bool, string, error) {
 		e.get(ctx, t, gj)
 		cond := jobs.Condition(&gj.Status, batchv1beta1.JobReplicaFailure)
 		return cond != nil && cond.Status == corev1.ConditionTrue && cond.Reason == jobs.ReasonExceededQuota,
@@ -72,7 +73,7 @@ func testQuota(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.waitPods(ctx, t, ns, gj.Name, "over-quota-worker-0", "over-quota-worker-1")
-	eventually(ctx, t, "ReplicaFailure False", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "ReplicaFailure False", func() (bool, string, error) {
 		e.get(ctx, t, gj)
 		cond := jobs.Condition(&gj.Status, batchv1beta1.JobReplicaFailure)
 		return cond != nil && cond.Status == corev1.ConditionFalse && !strings.Contains(cond.Message, "quota of the namespace refuses"),

@@ -13,15 +13,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // waitRecreated waits until pod name of the job is a new pod (another UID
 // than old) and returns it.
 func (e *env) waitRecreated(t *testing.T, old *corev1.Pod) *corev1.Pod {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	var p corev1.Pod
-	eventually(ctx, t, "recreating "+old.Name, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "recreating "+old.Name, func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(old), &p)
 		if err != nil {
 			return false, err.Error(), client.IgnoreNotFound(err)
@@ -34,8 +35,8 @@ func (e *env) waitRecreated(t *testing.T, old *corev1.Pod) *corev1.Pod {
 // waitBackoff waits until the job's backoffCount is n.
 func (e *env) waitBackoff(t *testing.T, job *batchv1beta1.PyTorchTrainingJob, n int32) {
 	t.Helper()
-	ctx := testContext(t)
-	eventually(ctx, t, fmt.Sprintf("backoffCount %d", n), func() (bool, string, error) {
+	ctx := testutil.SubtestContext(t)
+	testutil.Poll(ctx, t, fmt.Sprintf("backoffCount %d", n), func() (bool, string, error) {
 		e.get(ctx, t, job)
 		return job.Status.BackoffCount == n, fmt.Sprint(job.Status.BackoffCount), nil
 	})
@@ -54,7 +55,7 @@ func testExitCodeTable(t *testing.T, e *env) {
 	} {
 		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
 			t.Parallel()
-			ctx := testContext(t)
+			ctx := testutil.SubtestContext(t)
 			ns := e.namespace(t, nil)
 			job := pytorchJob(ns, "exit", pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartExitCode))
 			job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](5)
@@ -94,7 +95,7 @@ func testExitCodeTable(t *testing.T, e *env) {
 // testBackoffLimitShared: every recreation, of any replica, counts against
 // one backoffLimit; once it is spent the next failure fails the job.
 func testBackoffLimitShared(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "backoff",
 		pytorchReplicas("master", 1, batchv1beta1.ReplicaRestartOnFailure),
@@ -132,7 +133,7 @@ func testBackoffLimitShared(t *testing.T, e *env) {
 // testPolicies: Never fails the job with the replica; Always recreates a
 // replica that succeeded; OnFailure does not.
 func testPolicies(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 
 	never := pytorchJob(ns, "never", pytorchReplicas("master", 1, batchv1beta1.ReplicaRestartNever), pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartNever))
@@ -162,7 +163,7 @@ func testPolicies(t *testing.T, e *env) {
 // the recreations of all its replicas together; a replica failing past it
 // fails for good.
 func testGenericRestartLimit(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	gj := &batchv1beta1.GenericJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "limit"},
@@ -179,7 +180,7 @@ func testGenericRestartLimit(t *testing.T, e *env) {
 	e.runAll(ctx, t, ns, "limit")
 	e.setPod(ctx, t, pods["limit-worker-0"], corev1.PodFailed, map[string]int32{"main": 1})
 	e.waitRecreated(t, pods["limit-worker-0"])
-	eventually(ctx, t, "restartCount 1", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "restartCount 1", func() (bool, string, error) {
 		e.get(ctx, t, gj)
 		return len(gj.Status.Tasks) == 1 && gj.Status.Tasks[0].RestartCount == 1, fmt.Sprintf("%+v", gj.Status.Tasks), nil
 	})
@@ -196,7 +197,7 @@ func testGenericRestartLimit(t *testing.T, e *env) {
 // testDisruptions: a pod evicted, preempted or deleted by someone else is
 // recreated even under Never, and the recreation counts.
 func testDisruptions(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "disrupt", pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartNever))
 	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](5)
@@ -244,7 +245,7 @@ func testDisruptions(t *testing.T, e *env) {
 // testNodeGone: a pod whose node is deleted is removed by the real pod
 // garbage collector, and the job recreates it, counting the recreation.
 func testNodeGone(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}}
 	if err := e.c.Create(ctx, node); err != nil {
@@ -274,7 +275,7 @@ func testNodeGone(t *testing.T, e *env) {
 // back, without counting it twice. The status is written here as such a
 // controller would have left it.
 func testInterruptedRestart(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "interrupted", pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
 	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](3)
@@ -283,7 +284,7 @@ func testInterruptedRestart(t *testing.T, e *env) {
 	}
 	pod := e.waitPods(ctx, t, ns, "interrupted", "interrupted-worker-0")["interrupted-worker-0"]
 	e.setPod(ctx, t, pod, corev1.PodRunning, nil)
-	eventually(ctx, t, "the replica running in the status", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the replica running in the status", func() (bool, string, error) {
 		e.get(ctx, t, job)
 		return replicaPhase(job, pod.Name) == "Running", replicaPhase(job, pod.Name), nil
 	})

@@ -9,13 +9,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testDebugMode: debug mode keeps the environment but replaces the main
 // container's command, per type or with sleep inf, and can drop init
 // containers.
 func testDebugMode(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "debug", pytorchReplicas("master", 1, batchv1beta1.ReplicaRestartOnFailure), pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
 	for i := range job.Spec.ReplicaSpecs {
@@ -44,7 +45,7 @@ func testDebugMode(t *testing.T, e *env) {
 // testPauseResume: pausing deletes the pods and the job is Paused; resuming
 // recreates them as resumeSpecs say, Resuming until they run.
 func testPauseResume(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	gj := &batchv1beta1.GenericJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pause"},
@@ -76,7 +77,7 @@ func testPauseResume(t *testing.T, e *env) {
 		t.Errorf("Paused condition %+v", c)
 	}
 	e.waitPods(ctx, t, ns, "pause")
-	eventually(ctx, t, "aggregate deleted 3", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "aggregate deleted 3", func() (bool, string, error) {
 		e.get(ctx, t, gj)
 		return gj.Status.Aggregate.Deleted == 3, "", nil
 	})
@@ -105,7 +106,7 @@ func testPauseResume(t *testing.T, e *env) {
 
 // testPausedFromStart: a job created paused creates no pods.
 func testPausedFromStart(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := pytorchJob(ns, "idle", pytorchReplicas("worker", 2, batchv1beta1.ReplicaRestartOnFailure))
 	job.Spec.RunMode = &batchv1beta1.RunMode{Pause: &batchv1beta1.PauseMode{Enabled: true}}

@@ -17,6 +17,7 @@ import (
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/ascend/annotation"
 	"github.com/accelstack/accelstack/pkg/ranktable"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testPodGroup: with spec.scheduler.t9kScheduler the job's PodGroup exists
@@ -24,7 +25,7 @@ import (
 // carry the T9k Scheduler's name and labels; without it they keep the
 // default scheduler.
 func testPodGroup(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	gj := &batchv1beta1.GenericJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "job-test"},
@@ -114,7 +115,7 @@ func testPodGroup(t *testing.T, e *env) {
 // and mount the job's rings-config-<job> ConfigMap, created initializing;
 // the rank-table controller completes it from the pods' annotations.
 func testAscend(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	c := container("ascend", "bash", "train_start.sh")
 	c.Resources.Limits = corev1.ResourceList{"huawei.com/Ascend910": resource.MustParse("8")}
@@ -158,7 +159,7 @@ func testAscend(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 	}
-	eventually(ctx, t, "rank table completed", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "rank table completed", func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
 			return false, "", err
 		}
@@ -171,7 +172,7 @@ func testAscend(t *testing.T, e *env) {
 // doubled: the job waits, says so, and creates its pod once the name is
 // free.
 func testPodNameTaken(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-worker-0", Labels: map[string]string{"batch.tensorstack.dev/job-name": "taken"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{container("main", "sleep", "1")}}}
@@ -189,7 +190,7 @@ func testPodNameTaken(t *testing.T, e *env) {
 	if err := e.c.Delete(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the job's own pod", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the job's own pod", func() (bool, string, error) {
 		p := e.pods(ctx, t, ns, "taken")["taken-worker-0"]
 		return p != nil && metav1.IsControlledBy(p, job), "", nil
 	})

@@ -19,6 +19,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // The T9k manual (seed 000) and the manifests of the four kinds taken from
@@ -257,7 +258,7 @@ func testSeedManifests(t *testing.T, e *env) {
 	for _, m := range ms {
 		t.Run(strconv.Itoa(m.line), func(t *testing.T) {
 			t.Parallel()
-			ctx := testContext(t)
+			ctx := testutil.SubtestContext(t)
 			u := fillSeed(t, m)
 			u.SetNamespace(e.namespace(t, nil))
 			w := &warnings{}

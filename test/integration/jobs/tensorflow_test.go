@@ -13,13 +13,14 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/tensorboard"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testTensorFlow: TF_CONFIG as the Kubeflow operator writes it, dense or
 // sparse; the chief decides; the TensorBoard named after the job is created
 // and reported.
 func testTensorFlow(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	job := tfJob(ns, "tf", tfReplicas("chief", 1), tfReplicas("worker", 2), tfReplicas("ps", 1), tfReplicas("evaluator", 1))
 	job.Spec.TensorboardSpec = &tensorstackv1beta1.TensorBoardSpec{Image: "tensorflow/tensorflow:2.14.0",
@@ -49,7 +50,7 @@ func testTensorFlow(t *testing.T, e *env) {
 	}
 
 	tb := &tensorstackv1beta1.TensorBoard{}
-	eventually(ctx, t, "TensorBoard", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "TensorBoard", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tf"}, tb)
 		return err == nil, fmt.Sprint(err), client.IgnoreNotFound(err)
 	})
@@ -59,12 +60,12 @@ func testTensorFlow(t *testing.T, e *env) {
 	// The TensorBoard controller runs it as a Deployment, whose pod the
 	// kube-controller-manager creates; the test plays its kubelet.
 	var tbPods corev1.PodList
-	eventually(ctx, t, "the TensorBoard's pod", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the TensorBoard's pod", func() (bool, string, error) {
 		err := e.c.List(ctx, &tbPods, client.InNamespace(ns), client.HasLabels{tensorboard.LabelKey})
 		return err == nil && len(tbPods.Items) > 0, fmt.Sprint(err), nil
 	})
 	e.setPod(ctx, t, &tbPods.Items[0], corev1.PodRunning, nil)
-	eventually(ctx, t, "status.tensorboard ready", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "status.tensorboard ready", func() (bool, string, error) {
 		e.get(ctx, t, job)
 		st := job.Status.Tensorboard
 		return st != nil && st.Ready, fmt.Sprintf("%+v", st), nil
@@ -85,7 +86,7 @@ func testTensorFlow(t *testing.T, e *env) {
 // testXGBoost: the master's address and the workers' in every replica; the
 // master decides.
 func testXGBoost(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	c := container("xgboost", "python3", "/mnt/main.py")
 	c.Ports = []corev1.ContainerPort{{Name: "xgboostjob-port", ContainerPort: 9991}}

@@ -10,6 +10,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 func tfJob(ns, name string, specs ...batchv1beta1.TensorFlowReplicaSpec) *batchv1beta1.TensorFlowTrainingJob {
@@ -33,7 +34,7 @@ func elasticJob(ns, name string) *batchv1beta1.PyTorchTrainingJob {
 // testRefused: what cannot run is refused at creation or update, naming the
 // field, by the CRD schema or the webhook.
 func testRefused(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	generic := func(name string, specs ...batchv1beta1.ReplicaSpec) *batchv1beta1.GenericJob {
 		return &batchv1beta1.GenericJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: batchv1beta1.GenericJobSpec{ReplicaSpecs: specs}}
@@ -121,7 +122,7 @@ func testRefused(t *testing.T, e *env) {
 // testInvalidPastWebhook: a job the webhook never saw fails with the reason
 // instead of running; immutable fields stay immutable without the webhook.
 func testInvalidPastWebhook(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, map[string]string{bypassLabel: "true"})
 	job := tfJob(ns, "chiefs", tfReplicas("chief", 2), tfReplicas("worker", 1))
 	if err := e.c.Create(ctx, job); err != nil {

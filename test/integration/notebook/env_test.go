@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,20 +40,6 @@ func startEnv(t *testing.T) *env {
 func (e *env) namespace(t *testing.T) string {
 	t.Helper()
 	return testutil.Namespace(t, e.c, "nb", nil)
-}
-
-// testContext returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds, failing the test with what it last
-// said.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
 }
 
 // seedNotebook is the seed's SSH example: a Jupyter notebook with the PVC
@@ -93,14 +78,6 @@ func sshSecret(ns, name, typ string) *corev1.Secret {
 	}
 }
 
-// mustCreate creates obj.
-func (e *env) mustCreate(ctx context.Context, t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := e.c.Create(ctx, obj); err != nil {
-		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-	}
-}
-
 // notebook reads the Notebook ns/name.
 func (e *env) notebook(ctx context.Context, t *testing.T, ns, name string) *tensorstackv1beta1.Notebook {
 	t.Helper()
@@ -132,7 +109,7 @@ func (e *env) update(ctx context.Context, t *testing.T, ns, name string, edit fu
 func (e *env) waitNotebook(ctx context.Context, t *testing.T, ns, name, what string, cond func(*tensorstackv1beta1.Notebook) bool) *tensorstackv1beta1.Notebook {
 	t.Helper()
 	var nb *tensorstackv1beta1.Notebook
-	eventually(ctx, t, fmt.Sprintf("Notebook %s: %s", name, what), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("Notebook %s: %s", name, what), func() (bool, string, error) {
 		nb = e.notebook(ctx, t, ns, name)
 		return cond(nb), fmt.Sprintf("status %+v", nb.Status), nil
 	})
@@ -142,7 +119,7 @@ func (e *env) waitNotebook(ctx context.Context, t *testing.T, ns, name, what str
 // waitFor waits until the object ns/name exists and reads it into obj.
 func (e *env) waitFor(ctx context.Context, t *testing.T, ns, name string, obj client.Object) {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("%T %s", obj, name), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%T %s", obj, name), func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 		return err == nil, fmt.Sprint(err), nil
 	})
@@ -154,7 +131,7 @@ func (e *env) statefulSet(ctx context.Context, t *testing.T, ns, name string, co
 	t.Helper()
 	nb := e.notebook(ctx, t, ns, name)
 	sts := &appsv1.StatefulSet{}
-	eventually(ctx, t, "StatefulSet of "+name, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "StatefulSet of "+name, func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: notebook.ObjectName(nb.UID)}, sts)
 		if err != nil {
 			return false, err.Error(), nil //nolint:nilerr // not created yet: poll again
@@ -178,7 +155,7 @@ func (e *env) createPod(ctx context.Context, t *testing.T, sts *appsv1.StatefulS
 		},
 		Spec: sts.Spec.Template.Spec,
 	}
-	e.mustCreate(ctx, t, pod)
+	testutil.MustCreate(ctx, t, e.c, pod)
 	return pod
 }
 
@@ -220,7 +197,7 @@ func condition(nb *tensorstackv1beta1.Notebook, typ string) tensorstackv1beta1.W
 func (e *env) waitEvent(ctx context.Context, t *testing.T, ns, regarding, reason string) string {
 	t.Helper()
 	var note string
-	eventually(ctx, t, fmt.Sprintf("event %s about %s", reason, regarding), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("event %s about %s", reason, regarding), func() (bool, string, error) {
 		var list eventsv1.EventList
 		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, "", err

@@ -21,6 +21,7 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/notebook"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 func resourceQuantity(s string) resource.Quantity { return resource.MustParse(s) }
@@ -56,11 +57,11 @@ func TestNotebook(t *testing.T) {
 // testObjects: the seed's SSH notebook gets its StatefulSet, Service and SSH
 // Service, the public key mounted, and its status.
 func (e *env) testObjects(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
-	e.mustCreate(ctx, t, sshSecret(ns, "example-user", notebook.SSHSecretType))
+	testutil.MustCreate(ctx, t, e.c, sshSecret(ns, "example-user", notebook.SSHSecretType))
 	nb := seedNotebook(ns, "tutorial")
-	e.mustCreate(ctx, t, nb)
+	testutil.MustCreate(ctx, t, e.c, nb)
 	name := notebook.ObjectName(nb.UID)
 	prefix := "/t9k/notebooks/projects/" + ns + "/name/tutorial/"
 
@@ -151,11 +152,11 @@ func (e *env) testObjects(t *testing.T) {
 // testStatus: the status follows the pod the tests create and write, and
 // keeps the Resource Keeper's Idle condition.
 func (e *env) testStatus(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	nb := seedNotebook(ns, "status")
 	nb.Spec.SSH = nil
-	e.mustCreate(ctx, t, nb)
+	testutil.MustCreate(ctx, t, e.c, nb)
 	sts := e.statefulSet(ctx, t, ns, nb.Name, nil)
 	pod := e.createPod(ctx, t, sts)
 
@@ -204,11 +205,11 @@ func (e *env) testStatus(t *testing.T) {
 // testSuspendResume: suspend scales the StatefulSet to 0 and keeps the
 // Services; resume brings the pod back.
 func (e *env) testSuspendResume(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
-	e.mustCreate(ctx, t, sshSecret(ns, "example-user", notebook.SSHSecretType))
+	testutil.MustCreate(ctx, t, e.c, sshSecret(ns, "example-user", notebook.SSHSecretType))
 	nb := seedNotebook(ns, "suspend")
-	e.mustCreate(ctx, t, nb)
+	testutil.MustCreate(ctx, t, e.c, nb)
 	sts := e.statefulSet(ctx, t, ns, nb.Name, nil)
 	pod := e.createPod(ctx, t, sts)
 	e.setPodStatus(ctx, t, pod, corev1.PodRunning, true, corev1.ContainerState{Running: &corev1.ContainerStateRunning{}})
@@ -251,12 +252,12 @@ func (e *env) testSuspendResume(t *testing.T) {
 // testSSHServiceChanges: a NodePort SSH Service gets its node port into the
 // status; disabling SSH deletes it and keeps the web Service.
 func (e *env) testSSHServiceChanges(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
-	e.mustCreate(ctx, t, sshSecret(ns, "example-user", notebook.SSHSecretType))
+	testutil.MustCreate(ctx, t, e.c, sshSecret(ns, "example-user", notebook.SSHSecretType))
 	nb := seedNotebook(ns, "nodeport")
 	nb.Spec.SSH.ServiceType = corev1.ServiceTypeNodePort
-	e.mustCreate(ctx, t, nb)
+	testutil.MustCreate(ctx, t, e.c, nb)
 	name := notebook.ObjectName(nb.UID)
 
 	got := e.waitNotebook(ctx, t, ns, nb.Name, "a node port", func(nb *tensorstackv1beta1.Notebook) bool {
@@ -275,7 +276,7 @@ func (e *env) testSSHServiceChanges(t *testing.T) {
 	})
 
 	e.update(ctx, t, ns, nb.Name, func(nb *tensorstackv1beta1.Notebook) { nb.Spec.SSH.Enabled = false })
-	eventually(ctx, t, "the SSH Service deleted", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the SSH Service deleted", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-ssh"}, &corev1.Service{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
 	})
@@ -298,7 +299,7 @@ func (e *env) testSSHServiceChanges(t *testing.T) {
 
 // testRefused: the webhook refuses what cannot run, naming the field.
 func (e *env) testRefused(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	for _, tc := range []struct {
 		name      string
@@ -323,7 +324,7 @@ func (e *env) testRefused(t *testing.T) {
 
 	// An update that breaks a valid Notebook is refused too.
 	nb := seedNotebook(ns, "valid")
-	e.mustCreate(ctx, t, nb)
+	testutil.MustCreate(ctx, t, e.c, nb)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := e.notebook(ctx, t, ns, nb.Name)
 		cur.Spec.Template.Spec.Containers[0].Name = "jupyter"
@@ -338,10 +339,10 @@ func (e *env) testRefused(t *testing.T) {
 // condition and an event, its key stays out of the pod, and the notebook
 // runs; once the Secret is fixed, the controller mounts it.
 func (e *env) testWrongTypeSecret(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	secret := sshSecret(ns, "example-user", "s3-cfg")
-	e.mustCreate(ctx, t, secret)
+	testutil.MustCreate(ctx, t, e.c, secret)
 	nb := seedNotebook(ns, "wrongtype")
 	// The webhook refuses a Notebook naming an existing Secret of another
 	// type.
@@ -354,9 +355,9 @@ func (e *env) testWrongTypeSecret(t *testing.T) {
 	if err := e.c.Delete(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	e.mustCreate(ctx, t, nb)
+	testutil.MustCreate(ctx, t, e.c, nb)
 	secret = sshSecret(ns, "example-user", "s3-cfg")
-	e.mustCreate(ctx, t, secret)
+	testutil.MustCreate(ctx, t, e.c, secret)
 
 	got := e.waitNotebook(ctx, t, ns, nb.Name, "SSHReady False", func(nb *tensorstackv1beta1.Notebook) bool {
 		return condition(nb, notebook.ConditionSSHReady).Status == corev1.ConditionFalse
@@ -407,13 +408,13 @@ func (e *env) testWrongTypeSecret(t *testing.T) {
 // testRStudioAndQueue: RStudio's port is the sidecar's upstream; a queue
 // puts the pod under the T9k Scheduler.
 func (e *env) testRStudioAndQueue(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	nb := seedNotebook(ns, "rstudio")
 	nb.Spec.SSH = nil
 	nb.Spec.Type = tensorstackv1beta1.NotebookRStudio
 	nb.Spec.Scheduler = &tensorstackv1beta1.SchedulePolicy{T9kScheduler: &tensorstackv1beta1.T9kScheduler{Queue: "research"}}
-	e.mustCreate(ctx, t, nb)
+	testutil.MustCreate(ctx, t, e.c, nb)
 	sts := e.statefulSet(ctx, t, ns, nb.Name, nil)
 	spec := sts.Spec.Template.Spec
 	side := spec.Containers[len(spec.Containers)-1]

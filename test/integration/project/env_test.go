@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,27 +41,6 @@ func name(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, counter.Add(1))
 }
 
-// testContext returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
-}
-
-// mustCreate creates obj.
-func (e *env) mustCreate(ctx context.Context, t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := e.c.Create(ctx, obj); err != nil {
-		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-	}
-}
-
 // project reads the Project name.
 func (e *env) project(ctx context.Context, t *testing.T, name string) *tensorstackv1beta1.Project {
 	t.Helper()
@@ -88,7 +66,7 @@ func ready(p *tensorstackv1beta1.Project) tensorstackv1beta1.ProjectCondition {
 func (e *env) waitReady(ctx context.Context, t *testing.T, name string, status corev1.ConditionStatus, reason string) *tensorstackv1beta1.Project {
 	t.Helper()
 	var p *tensorstackv1beta1.Project
-	eventually(ctx, t, fmt.Sprintf("Project %s Ready=%s (%s)", name, status, reason), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("Project %s Ready=%s (%s)", name, status, reason), func() (bool, string, error) {
 		p = e.project(ctx, t, name)
 		c := ready(p)
 		return c.Status == status && c.Reason == reason, fmt.Sprintf("%+v", p.Status), nil
@@ -99,7 +77,7 @@ func (e *env) waitReady(ctx context.Context, t *testing.T, name string, status c
 // waitFor waits until the object ns/name exists and reads it into obj.
 func (e *env) waitFor(ctx context.Context, t *testing.T, ns, name string, obj client.Object, cond func() bool) {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("%T %s/%s", obj, ns, name), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%T %s/%s", obj, ns, name), func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 		if err != nil {
 			return false, err.Error(), nil //nolint:nilerr // not there yet: poll again
@@ -111,7 +89,7 @@ func (e *env) waitFor(ctx context.Context, t *testing.T, ns, name string, obj cl
 // waitGone waits until the object ns/name no longer exists.
 func (e *env) waitGone(ctx context.Context, t *testing.T, ns, name string, obj client.Object) {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("%T %s/%s gone", obj, ns, name), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%T %s/%s gone", obj, ns, name), func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 		if apierrors.IsNotFound(err) {
 			return true, "", nil

@@ -16,6 +16,7 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/project"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // TestProject runs every test against one control plane.
@@ -57,7 +58,7 @@ func gpuQuota(gpus string) corev1.ResourceQuotaSpec {
 // and a default scheduler gets its namespace, ResourceQuota, NetworkPolicy,
 // managed-project-sa and its RoleBinding, and Ready.
 func (e *env) testObjects(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	name := name("objects")
 	p := newProject(name)
 	p.Spec = tensorstackv1beta1.ProjectSpec{
@@ -65,7 +66,7 @@ func (e *env) testObjects(t *testing.T) {
 		NetworkPolicy:    &tensorstackv1beta1.ProjectNetworkPolicy{UseDefaultTemplate: true},
 		DefaultScheduler: &tensorstackv1beta1.SchedulePolicy{T9kScheduler: &tensorstackv1beta1.T9kScheduler{Queue: "default"}},
 	}
-	e.mustCreate(ctx, t, p)
+	testutil.MustCreate(ctx, t, e.c, p)
 	p = e.waitReady(ctx, t, name, corev1.ConditionTrue, project.ReasonReady)
 	if p.Status.ResourceQuota == nil || p.Status.ResourceQuota.Name != project.ResourceQuotaName {
 		t.Errorf("status.resourceQuota = %+v, want name %s", p.Status.ResourceQuota, project.ResourceQuotaName)
@@ -111,7 +112,7 @@ func (e *env) testObjects(t *testing.T) {
 // testPolicyTemplate: a NetworkPolicy template is applied as written, and
 // dropping spec.networkPolicy removes the policy.
 func (e *env) testPolicyTemplate(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	name := name("policy")
 	spec := networkingv1.NetworkPolicySpec{
 		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
@@ -124,7 +125,7 @@ func (e *env) testPolicyTemplate(t *testing.T) {
 	}
 	p := newProject(name)
 	p.Spec.NetworkPolicy = &tensorstackv1beta1.ProjectNetworkPolicy{Template: &tensorstackv1beta1.ProjectNetworkPolicyTemplate{Spec: spec}}
-	e.mustCreate(ctx, t, p)
+	testutil.MustCreate(ctx, t, e.c, p)
 	e.waitReady(ctx, t, name, corev1.ConditionTrue, project.ReasonReady)
 	np := &networkingv1.NetworkPolicy{}
 	e.waitFor(ctx, t, name, project.NetworkPolicyName, np, nil)
@@ -139,14 +140,14 @@ func (e *env) testPolicyTemplate(t *testing.T) {
 // it reaches both, and a missing profile is reported while the quota
 // stays as it was.
 func (e *env) testQuotaProfile(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	qp := &tensorstackv1beta1.QuotaProfile{ObjectMeta: metav1.ObjectMeta{Name: name("profile")}, Spec: gpuQuota("4")}
-	e.mustCreate(ctx, t, qp)
+	testutil.MustCreate(ctx, t, e.c, qp)
 	a, b := name("qp-a"), name("qp-b")
 	for _, n := range []string{a, b} {
 		p := newProject(n)
 		p.Spec.QuotaProfile = qp.Name
-		e.mustCreate(ctx, t, p)
+		testutil.MustCreate(ctx, t, e.c, p)
 	}
 	for _, n := range []string{a, b} {
 		e.waitReady(ctx, t, n, corev1.ConditionTrue, project.ReasonReady)
@@ -176,20 +177,20 @@ func (e *env) testQuotaProfile(t *testing.T) {
 	if !equality.Semantic.DeepEqual(rq.Spec, gpuQuota("8")) {
 		t.Errorf("quota changed while its profile was missing: %+v", rq.Spec)
 	}
-	e.mustCreate(ctx, t, &tensorstackv1beta1.QuotaProfile{ObjectMeta: metav1.ObjectMeta{Name: missing}, Spec: gpuQuota("1")})
+	testutil.MustCreate(ctx, t, e.c, &tensorstackv1beta1.QuotaProfile{ObjectMeta: metav1.ObjectMeta{Name: missing}, Spec: gpuQuota("1")})
 	e.waitReady(ctx, t, a, corev1.ConditionTrue, project.ReasonReady)
 	e.waitFor(ctx, t, a, project.ResourceQuotaName, rq, func() bool { return equality.Semantic.DeepEqual(rq.Spec, gpuQuota("1")) })
 }
 
 // testRefused: every bad input is refused, naming the field.
 func (e *env) testRefused(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 
 	refused(t, "a name that is no namespace name", e.c.Create(ctx, newProject("bad.name")), "metadata.name")
 	refused(t, "a name too long for a namespace", e.c.Create(ctx, newProject(strings.Repeat("a", 64))), "metadata.name")
 
 	foreign := name("foreign")
-	e.mustCreate(ctx, t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: foreign}})
+	testutil.MustCreate(ctx, t, e.c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: foreign}})
 	refused(t, "a namespace that is no Project's", e.c.Create(ctx, newProject(foreign)), "metadata.name", "not a Project's")
 
 	both := newProject(name("both"))
@@ -216,7 +217,7 @@ func (e *env) testRefused(t *testing.T) {
 
 	// An update that adds a bad template is refused too.
 	ok := name("update")
-	e.mustCreate(ctx, t, newProject(ok))
+	testutil.MustCreate(ctx, t, e.c, newProject(ok))
 	e.waitReady(ctx, t, ok, corev1.ConditionTrue, project.ReasonReady)
 	p := e.project(ctx, t, ok)
 	p.Spec.NetworkPolicy = badPolicy.Spec.NetworkPolicy
@@ -234,12 +235,12 @@ func (e *env) testRefused(t *testing.T) {
 // keeps its namespace and the data in it; a new Project of the same name
 // takes the namespace back.
 func (e *env) testDeleteKeepsNamespace(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	name := name("keep")
-	e.mustCreate(ctx, t, newProject(name))
+	testutil.MustCreate(ctx, t, e.c, newProject(name))
 	e.waitReady(ctx, t, name, corev1.ConditionTrue, project.ReasonReady)
 	data := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "data"}, Data: map[string]string{"k": "v"}}
-	e.mustCreate(ctx, t, data)
+	testutil.MustCreate(ctx, t, e.c, data)
 
 	if err := e.c.Delete(ctx, newProject(name)); err != nil {
 		t.Fatal(err)
@@ -256,18 +257,18 @@ func (e *env) testDeleteKeepsNamespace(t *testing.T) {
 		t.Errorf("data in the namespace: %v", err)
 	}
 
-	e.mustCreate(ctx, t, newProject(name))
+	testutil.MustCreate(ctx, t, e.c, newProject(name))
 	e.waitReady(ctx, t, name, corev1.ConditionTrue, project.ReasonReady)
 }
 
 // testDeleteConfirmed: deleting a Project that carries the confirmation
 // deletes its namespace.
 func (e *env) testDeleteConfirmed(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	name := name("confirmed")
 	p := newProject(name)
 	p.Annotations = map[string]string{project.DeleteNamespaceAnnotationKey: "true"}
-	e.mustCreate(ctx, t, p)
+	testutil.MustCreate(ctx, t, e.c, p)
 	e.waitReady(ctx, t, name, corev1.ConditionTrue, project.ReasonReady)
 	if got := e.project(ctx, t, name).Finalizers; !containsString(got, project.Finalizer) {
 		t.Fatalf("finalizers = %v, want %s", got, project.Finalizer)
@@ -285,10 +286,10 @@ func (e *env) testDeleteConfirmed(t *testing.T) {
 // taken over nor deleted, even when the webhook is bypassed by creating the
 // namespace after its Project was admitted.
 func (e *env) testForeignNamespace(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	name := name("late")
 	// The namespace appears first with another Project's mark.
-	e.mustCreate(ctx, t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{project.ProjectLabelKey: "someone-else"}}})
+	testutil.MustCreate(ctx, t, e.c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{project.ProjectLabelKey: "someone-else"}}})
 	err := e.c.Create(ctx, newProject(name))
 	refused(t, "a namespace marked as another Project's", err, "metadata.name")
 	if err := e.c.Get(ctx, keyOf(name), &corev1.Namespace{}); err != nil {

@@ -13,11 +13,12 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testClosedQueue: a closed queue refuses new pods, naming itself.
 func testClosedQueue(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	q := e.queue(ctx, t, "closed", func(s *schedv1beta1.QueueSpec) { s.Closed = true })
 	err := e.c.Create(ctx, podSpec(ns, "p", "1", map[string]string{schedv1beta1.QueueLabel: q.Name}))
@@ -49,7 +50,7 @@ func cpuJob(ns, name, queue string, replicas int32, cpu string) *batchv1beta1.Ge
 // refuses a workload of cpu 4, naming the queue and cpu, and admits one of
 // cpu 2. A job admitted before the queue filled still gets its pods.
 func testSeedQuota(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	q := e.queue(ctx, t, "seed", func(s *schedv1beta1.QueueSpec) {
 		s.Quota = &schedv1beta1.Quota{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("40")}}
@@ -59,7 +60,7 @@ func testSeedQuota(t *testing.T, e *env) {
 		p := e.createPod(ctx, t, podSpec(ns, fmt.Sprintf("held-%d", i), cpu, labels))
 		e.bind(ctx, t, p, "node-1")
 	}
-	eventually(ctx, t, "38 allocated", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "38 allocated", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(q), q)
 		return err == nil && cpuOf(q.Status.Allocated) == "38", fmt.Sprintf("allocated %v", q.Status.Allocated), err
 	})
@@ -77,7 +78,7 @@ func testSeedQuota(t *testing.T, e *env) {
 	}
 	small := e.createPod(ctx, t, podSpec(ns, "small", "2", labels))
 	e.bind(ctx, t, small, "node-1")
-	eventually(ctx, t, "40 allocated", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "40 allocated", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(q), q)
 		return err == nil && cpuOf(q.Status.Allocated) == "40", fmt.Sprintf("allocated %v", q.Status.Allocated), err
 	})
@@ -90,7 +91,7 @@ func testSeedQuota(t *testing.T, e *env) {
 	if err := e.c.Update(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the job's pod", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the job's pod", func() (bool, string, error) {
 		var list corev1.PodList
 		err := e.c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{jobs.JobNameLabel: "fits"})
 		return err == nil && len(list.Items) == 1, fmt.Sprintf("%d pods", len(list.Items)), err
@@ -100,7 +101,7 @@ func testSeedQuota(t *testing.T, e *env) {
 // testNamespaceSelector: a queue refuses pods of namespaces its
 // namespaceSelector does not match.
 func testNamespaceSelector(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	allowed := e.namespace(t, map[string]string{"team": "vision"})
 	other := e.namespace(t, map[string]string{"team": "nlp"})
 	q := e.queue(ctx, t, "vision", func(s *schedv1beta1.QueueSpec) {
@@ -118,7 +119,7 @@ func testNamespaceSelector(t *testing.T, e *env) {
 // testShape: a queue with a resource shape profile refuses a pod larger
 // than every shape, naming the profile and the resource.
 func testShape(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: schedv1beta1.ShapesNamespace}}); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func testShape(t *testing.T, e *env) {
 // testJobRefused: a training job whose replicas together exceed the quota
 // is refused at creation, its template limits counted as requests.
 func testJobRefused(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	q := e.queue(ctx, t, "jobs", func(s *schedv1beta1.QueueSpec) {
 		s.Quota = &schedv1beta1.Quota{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}
@@ -163,13 +164,13 @@ func testJobRefused(t *testing.T, e *env) {
 	if err := e.c.Create(ctx, pj); err != nil {
 		t.Fatalf("a job of 4 cpu in a queue of 4 was refused: %v", err)
 	}
-	eventually(ctx, t, "the job's pods", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the job's pods", func() (bool, string, error) {
 		var list corev1.PodList
 		err := e.c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{jobs.JobNameLabel: "train"})
 		return err == nil && len(list.Items) == 4, fmt.Sprintf("%d pods", len(list.Items)), err
 	})
 	pg := &schedv1beta1.PodGroup{}
-	eventually(ctx, t, "the job's PodGroup status", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the job's PodGroup status", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train"}, pg)
 		return err == nil && pg.Status.Pending == 4 && groupCond(pg, schedv1beta1.PodGroupSufficientMember).Status == metav1.ConditionTrue,
 			fmt.Sprintf("%+v", pg.Status), client.IgnoreNotFound(err)

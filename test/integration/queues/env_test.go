@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -72,7 +71,7 @@ func (e *env) queue(ctx context.Context, t *testing.T, prefix string, edit func(
 	}
 	// The admission webhook reads queues from the controllers' cache: once
 	// the queue controller has written a condition, the cache holds it.
-	eventually(ctx, t, "queue "+q.Name+" seen by the controllers", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "queue "+q.Name+" seen by the controllers", func() (bool, string, error) {
 		got := &schedv1beta1.Queue{}
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(q), got); err != nil {
 			return false, "", err
@@ -80,18 +79,6 @@ func (e *env) queue(ctx context.Context, t *testing.T, prefix string, edit func(
 		return len(got.Status.Conditions) > 0, "no conditions yet", nil
 	})
 	return q
-}
-
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds, failing with what it last said.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
 }
 
 // podSpec is a T9k Scheduler pod asking for cpu.
@@ -155,7 +142,7 @@ func (e *env) setPhase(ctx context.Context, t *testing.T, pod *corev1.Pod, phase
 func (e *env) waitEvent(ctx context.Context, t *testing.T, ns, regarding, reason string, parts ...string) string {
 	t.Helper()
 	var note string
-	eventually(ctx, t, reason+" event", func() (bool, string, error) {
+	testutil.Poll(ctx, t, reason+" event", func() (bool, string, error) {
 		var list eventsv1.EventList
 		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, "", err

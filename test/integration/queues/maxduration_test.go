@@ -11,13 +11,14 @@ import (
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/queues"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testMaxDuration: pods of a queue with maxDuration are deleted once that
 // old, each with an event naming the queue and the duration; a pod created
 // later is deleted at its own time, with nothing else happening meanwhile.
 func testMaxDuration(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	q := e.queue(ctx, t, "short", func(s *schedv1beta1.QueueSpec) { s.MaxDuration = ptr.To("4s") })
 	labels := map[string]string{schedv1beta1.QueueLabel: q.Name}
@@ -37,12 +38,12 @@ func testMaxDuration(t *testing.T, e *env) {
 		// A pod bound to a node waits for its kubelet to confirm.
 		return err == nil && got.DeletionTimestamp != nil, "still there", err
 	}
-	eventually(ctx, t, "first pod deleted", func() (bool, string, error) { return gone(first) })
+	testutil.Poll(ctx, t, "first pod deleted", func() (bool, string, error) { return gone(first) })
 	if ok, _, _ := gone(second); ok {
 		t.Errorf("the second pod was deleted before its maxDuration")
 	}
 	e.waitEvent(ctx, t, ns, "first", queues.EventMaxDuration, `queue "`+q.Name+`"`, "maxDuration 4s")
-	eventually(ctx, t, "second pod deleted", func() (bool, string, error) { return gone(second) })
+	testutil.Poll(ctx, t, "second pod deleted", func() (bool, string, error) { return gone(second) })
 	if d := time.Since(start); d < 3*time.Second {
 		t.Errorf("the second pod was deleted %v after creation, before its maxDuration 4s", d)
 	}

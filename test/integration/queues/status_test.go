@@ -11,6 +11,7 @@ import (
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/queues"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // groupCond returns condition typ of pg.
@@ -26,7 +27,7 @@ func groupCond(pg *schedv1beta1.PodGroup, typ string) schedv1beta1.PodGroupCondi
 // testPodGroupStatus: a PodGroup's conditions follow its pods, per role,
 // and its counts and allocation follow their phases and bindings.
 func testPodGroupStatus(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	q := e.queue(ctx, t, "pg", nil)
 	pg := &schedv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gang"}, Spec: schedv1beta1.PodGroupSpec{
@@ -41,7 +42,7 @@ func testPodGroupStatus(t *testing.T, e *env) {
 	}
 	wait := func(what string, ok func() bool) {
 		t.Helper()
-		eventually(ctx, t, what, func() (bool, string, error) {
+		testutil.Poll(ctx, t, what, func() (bool, string, error) {
 			if err := e.c.Get(ctx, client.ObjectKeyFromObject(pg), pg); err != nil {
 				return false, "", err
 			}
@@ -91,7 +92,7 @@ func testPodGroupStatus(t *testing.T, e *env) {
 // its PodGroups, sums what the bound ones hold, and says it is open and
 // ready until it is closed.
 func testQueueStatus(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t, nil)
 	q := e.queue(ctx, t, "status", nil)
 	for _, n := range []string{"a", "b"} {
@@ -101,7 +102,7 @@ func testQueueStatus(t *testing.T, e *env) {
 		}
 	}
 	// The webhook finds the pods' groups in the controllers' cache.
-	eventually(ctx, t, "the PodGroups counted", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the PodGroups counted", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(q), q)
 		return err == nil && q.Status.PodGroups.Total == 2, fmt.Sprintf("status %+v", q.Status), err
 	})
@@ -119,7 +120,7 @@ func testQueueStatus(t *testing.T, e *env) {
 
 	wait := func(what string, ok func() bool) {
 		t.Helper()
-		eventually(ctx, t, what, func() (bool, string, error) {
+		testutil.Poll(ctx, t, what, func() (bool, string, error) {
 			if err := e.c.Get(ctx, client.ObjectKeyFromObject(q), q); err != nil {
 				return false, "", err
 			}

@@ -69,12 +69,6 @@ func playKubelet(t *testing.T, c client.Client) {
 	}()
 }
 
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // unique returns a name unique in this test process.
 func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, counter.Add(1)) }
 

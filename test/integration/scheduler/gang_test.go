@@ -7,13 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testGangAllOrNothing: three pods of a PodGroup of minMember 3 that only
 // two fit stay wholly unbound, through several gang timeouts; once a second
 // node joins the pool all three are bound.
 func testGangAllOrNothing(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("gang")
 	e.node(t, pool, 4, nil, nil)
 	q := e.queue(t, pool, nil)
@@ -32,7 +33,7 @@ func testGangAllOrNothing(t *testing.T, e *env) {
 // does not start with two workers, which are not even tried (the PodGroup
 // says what it lacks); the master's arrival starts all three.
 func testGangRoles(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("roles")
 	e.node(t, pool, 16, nil, nil)
 	q := e.queue(t, pool, nil)
@@ -55,7 +56,7 @@ func testGangRoles(t *testing.T, e *env) {
 // released when its wait times out, so a pod of another queue that needs
 // the room gets it.
 func testGangTimeout(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("timeout")
 	e.node(t, pool, 4, nil, nil)
 	q := e.queue(t, pool, nil)

@@ -13,6 +13,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testPyTorchGang: a PyTorchTrainingJob with spec.scheduler.t9kScheduler
@@ -20,7 +21,7 @@ import (
 // three 2-cpu pods wait wholly unbound on a 4-cpu node and are all bound
 // once a second node joins; the PodGroup's status then says so.
 func testPyTorchGang(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("pytorch")
 	e.node(t, pool, 4, nil, nil)
 	q := e.queue(t, pool, nil)
@@ -70,7 +71,7 @@ const maxBackoff = 10 * time.Second
 // B {cpu 3/8, memory 1/2} (share 1/2); when room for one more pod frees,
 // B's pending pod goes first although A's has waited longer.
 func testFairShare(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("drf")
 	e.node(t, pool, 7, nil, nil)
 	quota := func(cpu, mem string) func(*schedv1beta1.QueueSpec) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 func cpuQuota(n string) func(*schedv1beta1.QueueSpec) {
@@ -34,7 +35,7 @@ func withPriority(p int32, more ...func(*schedv1beta1.QueueSpec)) func(*schedv1b
 // and one of D runs by evicting A3: A is the lower-priority queue furthest
 // over its fair share, and A3 its youngest pod.
 func testWorkedExample(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("example")
 	e.node(t, pool, 300, nil, nil)
 	a := e.queue(t, pool, withPriority(1, cpuQuota("200")))
@@ -74,7 +75,7 @@ func (e *env) mustStayBound(ctx context.Context, t *testing.T, ns string, names 
 // testNonPreemptible: pods of a queue with preemptible: false are never
 // evicted, whatever the priority of the queue asking.
 func testNonPreemptible(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("keep")
 	e.node(t, pool, 4, nil, nil)
 	low := e.queue(t, pool, withPriority(1, func(s *schedv1beta1.QueueSpec) { s.Preemptible = ptr.To(false) }))
@@ -92,7 +93,7 @@ func testNonPreemptible(t *testing.T, e *env) {
 // group, so no gang is left broken; a single pod of the same queue that
 // would do as well is preferred when it costs fewer pods.
 func testPreemptWholeGroup(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("whole")
 	e.node(t, pool, 4, nil, nil)
 	e.node(t, pool, 4, nil, nil)

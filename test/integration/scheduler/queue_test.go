@@ -11,12 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // testQuota: a queue with quota cpu 4 binds two 2-cpu pods and holds the
 // third back, naming the quota, until one of the two goes.
 func testQuota(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("quota")
 	e.node(t, pool, 16, nil, nil)
 	q := e.queue(t, pool, func(s *schedv1beta1.QueueSpec) {
@@ -47,7 +48,7 @@ func testExtendedQuota(t *testing.T, e *env) {
 }
 
 func testAcceleratorQuota(t *testing.T, e *env, res corev1.ResourceName) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("accel")
 	e.node(t, pool, 64, nil, corev1.ResourceList{res: resource.MustParse("8")})
 	q := e.queue(t, pool, func(s *schedv1beta1.QueueSpec) {
@@ -83,7 +84,7 @@ func testAcceleratorQuota(t *testing.T, e *env, res corev1.ResourceName) {
 
 // testClosed: a closed queue binds nothing, saying so, until it is opened.
 func testClosed(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("closed")
 	e.node(t, pool, 4, nil, nil)
 	q := e.queue(t, pool, func(s *schedv1beta1.QueueSpec) { s.Closed = true })
@@ -97,7 +98,7 @@ func testClosed(t *testing.T, e *env) {
 // testMissingQueue: a pod of a queue that does not exist waits, saying so,
 // and is bound once the queue is created.
 func testMissingQueue(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("missing")
 	e.node(t, pool, 4, nil, nil)
 	ns := e.namespace(t, nil)
@@ -116,7 +117,7 @@ func testMissingQueue(t *testing.T, e *env) {
 // testNamespaceSelector: only namespaces matching the queue's
 // namespaceSelector may use it; labelling the namespace lets the pod in.
 func testNamespaceSelector(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("ns")
 	e.node(t, pool, 4, nil, nil)
 	q := e.queue(t, pool, func(s *schedv1beta1.QueueSpec) {
@@ -139,7 +140,7 @@ func testNamespaceSelector(t *testing.T, e *env) {
 // testNodeSelector: a queue's pods land only on the nodes of its
 // nodeSelector.
 func testNodeSelector(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("zones")
 	e.node(t, pool, 64, map[string]string{"topology.kubernetes.io/zone": "peking"}, nil)
 	tianjin := e.node(t, pool, 64, map[string]string{"topology.kubernetes.io/zone": "tianjin"}, nil)
@@ -163,7 +164,7 @@ func testNodeSelector(t *testing.T, e *env) {
 // testShapes: a pod larger than every shape of its queue's profile is
 // refused; one within a shape is bound.
 func testShapes(t *testing.T, e *env) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	pool := unique("shapes")
 	e.node(t, pool, 16, nil, nil)
 	profile := unique("small")

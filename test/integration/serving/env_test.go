@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,32 +40,11 @@ func (e *env) namespace(t *testing.T) string {
 	return testutil.Namespace(t, e.c, "srv", nil)
 }
 
-// testContext returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
-}
-
-// mustCreate creates obj.
-func (e *env) mustCreate(ctx context.Context, t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := e.c.Create(ctx, obj); err != nil {
-		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-	}
-}
-
 // waitObject waits until the object ns/name exists and cond, when not nil,
 // holds for it.
 func waitObject[T client.Object](ctx context.Context, t *testing.T, e *env, ns, name string, obj T, cond func(T) bool) T {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("%T %s", obj, name), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("%T %s", obj, name), func() (bool, string, error) {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 			return false, err.Error(), nil //nolint:nilerr // not there yet: poll again
 		}
@@ -106,7 +84,7 @@ func (e *env) createPod(ctx context.Context, t *testing.T, dep *appsv1.Deploymen
 		ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: name, Labels: dep.Spec.Template.Labels},
 		Spec:       dep.Spec.Template.Spec,
 	}
-	e.mustCreate(ctx, t, pod)
+	testutil.MustCreate(ctx, t, e.c, pod)
 	return pod
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/pkg/serving/router"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // TestMLServiceRaw runs the MLService tests on the raw backend.
@@ -120,10 +121,10 @@ func seedMLService(ns, name, runtimeName string) *tensorstackv1beta1.MLService {
 // merged by the seed's rules, the router splits 80/20, the status shows
 // the traffic and URLs, and pause scales everything to zero.
 func (e *env) testReleases(t *testing.T, knative bool) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
-	e.mustCreate(ctx, t, torchRuntime(ns, "torchserve", true))
-	e.mustCreate(ctx, t, seedMLService(ns, "mnist", "torchserve"))
+	testutil.MustCreate(ctx, t, e.c, torchRuntime(ns, "torchserve", true))
+	testutil.MustCreate(ctx, t, e.c, seedMLService(ns, "mnist", "torchserve"))
 
 	var podA, podB corev1.PodSpec
 	if knative {
@@ -238,7 +239,7 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 	if knative {
 		gone = knativeService()
 	}
-	eventually(ctx, t, "release a deleted while paused", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "release a deleted while paused", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mnist-predict-a"}, gone)
 		return apierrors.IsNotFound(err), "", client.IgnoreNotFound(err)
 	})
@@ -254,14 +255,14 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 // testRuntimes: a release naming a missing or disabled runtime is not
 // run and the Ready condition says why; creating the runtime fixes it.
 func (e *env) testRuntimes(t *testing.T, _ bool) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
-	e.mustCreate(ctx, t, torchRuntime(ns, "off", false))
+	testutil.MustCreate(ctx, t, e.c, torchRuntime(ns, "off", false))
 	missing := seedMLService(ns, "missing", "nope")
 	missing.Spec.Canary, missing.Spec.CanaryTrafficPercent = "", nil
-	e.mustCreate(ctx, t, missing)
+	testutil.MustCreate(ctx, t, e.c, missing)
 	disabled := seedMLService(ns, "disabled", "off")
-	e.mustCreate(ctx, t, disabled)
+	testutil.MustCreate(ctx, t, e.c, disabled)
 	for name, reason := range map[string]string{"missing": mlservice.ReasonRuntimeNotFound, "disabled": mlservice.ReasonRuntimeDisabled} {
 		m := waitObject(ctx, t, e, ns, name, &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
 			c := serving.FindCondition(m.Status.Conditions, "Ready")
@@ -274,7 +275,7 @@ func (e *env) testRuntimes(t *testing.T, _ bool) {
 			t.Errorf("%s: releases %+v", name, m.Status.Releases)
 		}
 	}
-	e.mustCreate(ctx, t, torchRuntime(ns, "nope", true))
+	testutil.MustCreate(ctx, t, e.c, torchRuntime(ns, "nope", true))
 	waitObject(ctx, t, e, ns, "missing", &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
 		c := serving.FindCondition(m.Status.Conditions, "Ready")
 		return c != nil && c.Reason != mlservice.ReasonRuntimeNotFound
@@ -284,7 +285,7 @@ func (e *env) testRuntimes(t *testing.T, _ bool) {
 // testMLServiceRefused: the API server refuses specs that cannot run,
 // naming the field.
 func (e *env) testMLServiceRefused(t *testing.T, _ bool) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	for _, tc := range []struct {
 		name, want string

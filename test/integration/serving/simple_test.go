@@ -16,6 +16,7 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/serving"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // TestSimpleMLService runs the SimpleMLService tests against one control
@@ -56,10 +57,10 @@ func seedTensorFlow(ns, name string) *tensorstackv1beta1.SimpleMLService {
 // Secret, the default Service maps 80 to 8080, and the status has the
 // address and both conditions.
 func (e *env) testTensorFlowS3(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	s := seedTensorFlow(ns, "mnist")
-	e.mustCreate(ctx, t, s)
+	testutil.MustCreate(ctx, t, e.c, s)
 
 	dep := waitObject(ctx, t, e, ns, "mnist", &appsv1.Deployment{}, nil)
 	spec := dep.Spec.Template.Spec
@@ -121,7 +122,7 @@ func (e *env) testTensorFlowS3(t *testing.T) {
 // testPyTorchPVCService: TorchServe's command line on a PVC model at a
 // sub path, three replicas, a NodePort Service, and a queue.
 func (e *env) testPyTorchPVCService(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	s := &tensorstackv1beta1.SimpleMLService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"},
@@ -135,7 +136,7 @@ func (e *env) testPyTorchPVCService(t *testing.T) {
 			Service: &tensorstackv1beta1.ServiceOption{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}}},
 		},
 	}
-	e.mustCreate(ctx, t, s)
+	testutil.MustCreate(ctx, t, e.c, s)
 	dep := waitObject(ctx, t, e, ns, "torch", &appsv1.Deployment{}, nil)
 	spec := dep.Spec.Template.Spec
 	wantArgs := []string{"--start", "--model-store=/models", "--models", "mnist=mnist.mar", "cifar=cifar.mar"}
@@ -165,13 +166,13 @@ func (e *env) testPyTorchPVCService(t *testing.T) {
 // testDownloadFailed: a failing storage initializer leaves ModelDownloaded
 // False with the executor's error, without the Secret's values.
 func (e *env) testDownloadFailed(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
-	e.mustCreate(ctx, t, &corev1.Secret{
+	testutil.MustCreate(ctx, t, e.c, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-secret"},
 		StringData: map[string]string{"endpoint": "http://s3:9000", "accessKeyID": "AKIDEXAMPLE", "secretAccessKey": "sekrit-value"},
 	})
-	e.mustCreate(ctx, t, seedTensorFlow(ns, "broken"))
+	testutil.MustCreate(ctx, t, e.c, seedTensorFlow(ns, "broken"))
 	dep := waitObject(ctx, t, e, ns, "broken", &appsv1.Deployment{}, nil)
 	pod := e.createPod(ctx, t, dep, "broken-pod")
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -206,7 +207,7 @@ func (e *env) testDownloadFailed(t *testing.T) {
 // testSimpleRefused: the API server refuses specs that cannot run, naming
 // the field.
 func (e *env) testSimpleRefused(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.SubtestContext(t)
 	ns := e.namespace(t)
 	for _, tc := range []struct {
 		name, want string

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,19 +40,6 @@ func startEnv(t *testing.T) *env {
 func (e *env) namespace(t *testing.T) string {
 	t.Helper()
 	return testutil.Namespace(t, e.c, "wf", nil)
-}
-
-// testContext returns a context that ends with the subtest or after a while.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds.
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string, error)) {
-	t.Helper()
-	testutil.Eventually(ctx, t, 60*time.Second, what, cond)
 }
 
 // apply creates the objects of a multi-document YAML in ns.
@@ -108,7 +94,7 @@ func (e *env) run(ctx context.Context, t *testing.T, ns, name string) *batchv1be
 func (e *env) waitPhase(ctx context.Context, t *testing.T, ns, name string, phase batchv1beta1.NodePhase) *batchv1beta1.WorkflowRun {
 	t.Helper()
 	var wr *batchv1beta1.WorkflowRun
-	eventually(ctx, t, fmt.Sprintf("run %s phase %s", name, phase), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("run %s phase %s", name, phase), func() (bool, string, error) {
 		wr = e.run(ctx, t, ns, name)
 		return wr.Status.Phase == phase, fmt.Sprintf("phase %q message %q nodes %+v", wr.Status.Phase, wr.Status.Message, wr.Status.Nodes), nil
 	})
@@ -119,7 +105,7 @@ func (e *env) waitPhase(ctx context.Context, t *testing.T, ns, name string, phas
 func (e *env) waitPod(ctx context.Context, t *testing.T, ns, run string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
-	eventually(ctx, t, "pod of run "+run, func() (bool, string, error) {
+	testutil.Poll(ctx, t, "pod of run "+run, func() (bool, string, error) {
 		wr := e.run(ctx, t, ns, run)
 		if wr.Status.PodName == "" {
 			return false, "no podName; phase " + string(wr.Status.Phase) + ": " + wr.Status.Message, nil
@@ -173,7 +159,7 @@ func results(kv ...string) string {
 func (e *env) child(ctx context.Context, t *testing.T, ns, run, node string) string {
 	t.Helper()
 	var name string
-	eventually(ctx, t, fmt.Sprintf("run of node %s of %s", node, run), func() (bool, string, error) {
+	testutil.Poll(ctx, t, fmt.Sprintf("run of node %s of %s", node, run), func() (bool, string, error) {
 		wr := e.run(ctx, t, ns, run)
 		name = wr.Status.Nodes[node].WorkflowRunName
 		return name != "", fmt.Sprintf("nodes %+v phase %s %s", wr.Status.Nodes, wr.Status.Phase, wr.Status.Message), nil

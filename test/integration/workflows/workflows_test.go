@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 func TestWorkflows(t *testing.T) {
@@ -64,7 +65,7 @@ spec:
 `
 
 func testPod(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, podTemplate+`
 ---
 apiVersion: batch.tensorstack.dev/v1beta1
@@ -124,7 +125,7 @@ spec:
 }
 
 func testPodFailed(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, `
 apiVersion: batch.tensorstack.dev/v1beta1
 kind: WorkflowRun
@@ -149,7 +150,7 @@ spec:
 }
 
 func testSeqPodResults(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, addTemplate+`
 ---
 apiVersion: batch.tensorstack.dev/v1beta1
@@ -187,7 +188,7 @@ spec:
 }
 
 func testSeqPodStepKilled(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, `
 apiVersion: batch.tensorstack.dev/v1beta1
 kind: WorkflowRun
@@ -222,7 +223,7 @@ spec:
 	if !strings.Contains(wr.Status.Message, "step first") || !strings.Contains(wr.Status.Message, "137") {
 		t.Errorf("message %q does not name the killed step", wr.Status.Message)
 	}
-	eventually(ctx, t, "the hung pod deleted", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the hung pod deleted", func() (bool, string, error) {
 		p := &corev1.Pod{}
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(pod), p)
 		return client.IgnoreNotFound(err) == nil && (err != nil || !p.DeletionTimestamp.IsZero()), "pod still there", nil
@@ -309,7 +310,7 @@ spec:
 `
 
 func testDAGResultsAndWhen(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, addTemplate+"\n---\n"+podTemplate+"\n---\n"+sumThree+`
 ---
 apiVersion: batch.tensorstack.dev/v1beta1
@@ -390,7 +391,7 @@ spec:
 `
 
 func testDAGDiamond(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, diamond+`
 ---
 apiVersion: batch.tensorstack.dev/v1beta1
@@ -459,12 +460,12 @@ spec:
 var podTemplateOnly = strings.SplitN(diamond, "\n---\n", 2)[0]
 
 func testDAGRetries(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, podTemplateOnly+"\n---\n"+failingDAG("StopAllWorkflowTemplates", 2))
 	first := e.child(ctx, t, ns, "run", "a")
 	e.finishPod(ctx, t, e.waitPod(ctx, t, ns, first), corev1.PodFailed, "")
 	var second string
-	eventually(ctx, t, "a retried", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "a retried", func() (bool, string, error) {
 		wr := e.run(ctx, t, ns, "run")
 		second = wr.Status.Nodes["a"].WorkflowRunName
 		return second != "" && second != first, fmt.Sprintf("nodes %+v", wr.Status.Nodes), nil
@@ -481,12 +482,12 @@ func testDAGRetries(t *testing.T, e *env) {
 }
 
 func testDAGStopAll(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, podTemplateOnly+"\n---\n"+failingDAG("StopAllWorkflowTemplates", 0))
 	a, other := e.child(ctx, t, ns, "run", "a"), e.child(ctx, t, ns, "run", "other")
 	e.finishPod(ctx, t, e.waitPod(ctx, t, ns, a), corev1.PodFailed, "")
 	// other still runs: running nodes always finish, and the DAG waits.
-	eventually(ctx, t, "a failed", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "a failed", func() (bool, string, error) {
 		wr := e.run(ctx, t, ns, "run")
 		return wr.Status.Nodes["a"].Phase == batchv1beta1.NodeFailed, nodePhases(wr), nil
 	})
@@ -506,7 +507,7 @@ func testDAGStopAll(t *testing.T, e *env) {
 }
 
 func testDAGStopDependent(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, podTemplateOnly+"\n---\n"+failingDAG("StopDependentWorkflowTemplates", 0))
 	a, other := e.child(ctx, t, ns, "run", "a"), e.child(ctx, t, ns, "run", "other")
 	e.finishPod(ctx, t, e.waitPod(ctx, t, ns, a), corev1.PodFailed, "")
@@ -522,7 +523,7 @@ func testDAGStopDependent(t *testing.T, e *env) {
 }
 
 func testRetryFromFailedNodes(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, podTemplateOnly+"\n---\n"+failingDAG("StopDependentWorkflowTemplates", 0))
 	a, other := e.child(ctx, t, ns, "run", "a"), e.child(ctx, t, ns, "run", "other")
 	e.finishPod(ctx, t, e.waitPod(ctx, t, ns, other), corev1.PodSucceeded, "")
@@ -543,7 +544,7 @@ func testRetryFromFailedNodes(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	var a2 string
-	eventually(ctx, t, "a run again", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "a run again", func() (bool, string, error) {
 		wr := e.run(ctx, t, ns, "run")
 		a2 = wr.Status.Nodes["a"].WorkflowRunName
 		return a2 != "" && a2 != a && wr.Status.Phase == batchv1beta1.NodeRunning, nodePhases(wr), nil
@@ -625,11 +626,11 @@ func (e *env) grantJobs(ctx context.Context, t *testing.T, ns string) {
 }
 
 func testResourceJob(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.grantJobs(ctx, t, ns)
 	e.apply(ctx, t, ns, jobResource)
 	var job *jobObject
-	eventually(ctx, t, "the Job", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the Job", func() (bool, string, error) {
 		wr := e.run(ctx, t, ns, "resource-workflowtemplate-sample-run")
 		if wr.Status.ResourceName == "" {
 			return false, string(wr.Status.Phase) + ": " + wr.Status.Message, nil
@@ -649,7 +650,7 @@ func testResourceJob(t *testing.T, e *env) {
 }
 
 func testResourceForbidden(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	// The service account may not create Jobs: the object is not created
 	// with the controller's permissions instead.
 	e.apply(ctx, t, ns, jobResource)
@@ -667,7 +668,7 @@ func testResourceForbidden(t *testing.T, e *env) {
 }
 
 func testGenericJobTemplate(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, `
 apiVersion: batch.tensorstack.dev/v1beta1
 kind: WorkflowTemplate
@@ -704,7 +705,7 @@ spec:
     - {name: epochs, value: "3"}
 `)
 	job := &batchv1beta1.GenericJob{}
-	eventually(ctx, t, "the GenericJob", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the GenericJob", func() (bool, string, error) {
 		wr := e.run(ctx, t, ns, "train")
 		if wr.Status.ResourceName == "" {
 			return false, string(wr.Status.Phase) + ": " + wr.Status.Message, nil
@@ -716,7 +717,7 @@ spec:
 	}
 	// The jobs engine creates the worker; the test plays its kubelet.
 	pod := &corev1.Pod{}
-	eventually(ctx, t, "the job's worker", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the job's worker", func() (bool, string, error) {
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: job.Name + "-worker-0"}, pod)
 		return err == nil, fmt.Sprint(err), nil
 	})
@@ -725,7 +726,7 @@ spec:
 }
 
 func testTimeout(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, podTemplateOnly+`
 ---
 apiVersion: batch.tensorstack.dev/v1beta1
@@ -741,7 +742,7 @@ spec:
 	if !strings.Contains(wr.Status.Message, "timed out after 2s") {
 		t.Errorf("message %q", wr.Status.Message)
 	}
-	eventually(ctx, t, "the pod deleted", func() (bool, string, error) {
+	testutil.Poll(ctx, t, "the pod deleted", func() (bool, string, error) {
 		p := &corev1.Pod{}
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(pod), p)
 		return client.IgnoreNotFound(err) == nil && (err != nil || !p.DeletionTimestamp.IsZero()), "pod still there", nil
@@ -749,7 +750,7 @@ spec:
 }
 
 func testMissingTemplate(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	// A DAG whose node names a template that does not exist: the DAG is
 	// admitted (templates may come later), the node's run is refused.
 	e.apply(ctx, t, ns, `
@@ -772,7 +773,7 @@ spec:
 }
 
 func testRefused(t *testing.T, e *env) {
-	ctx, ns := testContext(t), e.namespace(t)
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	e.apply(ctx, t, ns, addTemplate+"\n---\n"+podTemplateOnly)
 	for name, tc := range map[string]struct{ doc, want string }{
 		"cycle": {`
