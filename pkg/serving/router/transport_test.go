@@ -3,9 +3,11 @@ package router
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -206,5 +208,80 @@ func TestReadBody(t *testing.T) {
 		_, _ = readBody(rd, int64(len(body)), 4<<20)
 	}); n != 1 {
 		t.Errorf("reading a declared body of 64 KiB allocates %v times, want 1", n)
+	}
+}
+
+// trackedBody is a request body that records whether it was read to EOF.
+type trackedBody struct {
+	io.Reader
+	eof bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.eof = true
+	}
+	return n, err
+}
+
+func (b *trackedBody) Close() error { return nil }
+
+// aheadTransport records whether the client's body was read whole before
+// the request went out, whether the body that went out is in memory (the
+// transport sends it with the headers), and that body.
+type aheadTransport struct {
+	client   *trackedBody
+	ahead    bool
+	inMemory bool
+	sent     []byte
+}
+
+func (a *aheadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	a.ahead = a.client.eof
+	a.inMemory = reflect.TypeOf(req.Body) == reflect.TypeOf(io.NopCloser(&bytes.Reader{}))
+	a.sent, _ = io.ReadAll(req.Body)
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+}
+
+// TestBodyAhead: a small request body of a declared size is read whole
+// before the request goes to the release, so that it goes out with its
+// headers in one write; large bodies and bodies of unknown size stream.
+// Whatever the case, the release gets the whole body.
+func TestBodyAhead(t *testing.T) {
+	small, large := strings.Repeat("s", 1000), strings.Repeat("l", maxBufferedBody+1)
+	for _, tc := range []struct {
+		name      string
+		logger    *Logger
+		body      string
+		declared  int64
+		wantAhead bool
+	}{
+		{"small", nil, small, 1000, true},
+		{"at the bound", nil, large[:maxBufferedBody], maxBufferedBody, true},
+		{"large", nil, large, int64(len(large)), false},
+		{"unknown size", nil, small, -1, false},
+		{"longer than declared", nil, small, 10, true},
+		{"small, logger mode response", &Logger{URLs: []string{"http://sink"}, Mode: ModeResponse}, small, 1000, true},
+		{"small, logger mode all", &Logger{URLs: []string{"http://sink"}}, small, 1000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: "http://model", Weight: 100, Logger: tc.logger}}}, DefaultOptions())
+			body := &trackedBody{Reader: strings.NewReader(tc.body)}
+			tr := &aheadTransport{client: body}
+			r.split[0].proxy.Transport.(*bodyBuffering).next = tr
+			req := httptest.NewRequest(http.MethodPost, "http://mls/", nil)
+			req.Body, req.ContentLength = body, tc.declared
+			r.ServeHTTP(&discard{h: http.Header{}}, req)
+			if tr.ahead != tc.wantAhead {
+				t.Errorf("body read ahead: %v, want %v", tr.ahead, tc.wantAhead)
+			}
+			if want := tc.wantAhead && tc.name != "longer than declared"; tr.inMemory != want {
+				t.Errorf("body in memory: %v, want %v", tr.inMemory, want)
+			}
+			if string(tr.sent) != tc.body {
+				t.Errorf("the release got %d bytes, want %d", len(tr.sent), len(tc.body))
+			}
+		})
 	}
 }
