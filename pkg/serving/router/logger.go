@@ -2,12 +2,14 @@ package router
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"k8s.io/klog/v2"
@@ -36,10 +38,13 @@ type Stats struct {
 }
 
 // eventLogger delivers events to the logger URLs, through a bounded queue
-// and workers per URL.
+// and workers per URL. It writes each event into its POST with the
+// CloudEvents HTTP binding (binary mode) and sends it with a plain
+// http.Client: the SDK's client would validate, default and trace each
+// event again, for nothing.
 type eventLogger struct {
 	opts   Options
-	client cloudevents.Client
+	client *http.Client
 	mu     sync.Mutex
 	queues map[string]*queue
 	wg     sync.WaitGroup
@@ -50,13 +55,9 @@ type eventLogger struct {
 }
 
 // newEventLogger returns a logger whose workers stop when ctx ends.
-func newEventLogger(ctx context.Context, opts Options) (*eventLogger, error) {
-	tr := &http.Transport{MaxIdleConnsPerHost: opts.Workers, IdleConnTimeout: 90 * time.Second}
-	c, err := cloudevents.NewClientHTTP(cehttp.WithClient(http.Client{Timeout: opts.SendTimeout, Transport: tr}))
-	if err != nil {
-		return nil, err
-	}
-	return &eventLogger{opts: opts, client: c, queues: map[string]*queue{}, ctx: ctx}, nil
+func newEventLogger(ctx context.Context, opts Options) *eventLogger {
+	tr := &http.Transport{MaxIdleConnsPerHost: opts.Workers, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
+	return &eventLogger{opts: opts, client: &http.Client{Timeout: opts.SendTimeout, Transport: tr}, queues: map[string]*queue{}, ctx: ctx}
 }
 
 // queue holds the events waiting for one logger URL, and the bytes of
@@ -104,21 +105,42 @@ func (l *eventLogger) queue(url string) *queue {
 // work delivers the events of q to url until the logger's context ends.
 func (l *eventLogger) work(url string, q *queue) {
 	defer l.wg.Done()
-	ctx := cloudevents.WithEncodingBinary(cloudevents.ContextWithTarget(l.ctx, url))
 	for {
 		select {
 		case <-l.ctx.Done():
 			return
 		case e := <-q.events:
 			q.bytes.Add(-int64(len(e.Data())))
-			if res := l.client.Send(ctx, e); cloudevents.IsACK(res) {
+			if err := l.deliver(url, &e); err == nil {
 				l.sent.Add(1)
 			} else {
 				l.failed.Add(1)
-				klog.FromContext(l.ctx).V(3).Info("Could not deliver a logger event", "url", url, "id", e.ID(), "err", res)
+				klog.FromContext(l.ctx).V(3).Info("Could not deliver a logger event", "url", url, "id", e.ID(), "err", err)
 			}
 		}
 	}
+}
+
+// deliver POSTs e to url in binary mode; a status other than 2xx fails.
+func (l *eventLogger) deliver(url string, e *event.Event) error {
+	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return err
+	}
+	if err := cehttp.WriteRequest(binding.WithForceBinary(l.ctx), binding.ToMessage(e), req); err != nil {
+		return fmt.Errorf("encoding the event: %w", err)
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return err
+	}
+	// Drain a short answer, so that the connection is kept.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("the sink answered %s", resp.Status)
+	}
+	return nil
 }
 
 // stats returns the counts so far.

@@ -53,10 +53,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	logger, err := newEventLogger(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("creating the event client: %w", err)
-	}
+	logger := newEventLogger(ctx, opts)
 	r := &Router{cfg: cfg, opts: opts, logger: logger, byHost: map[string]*target{}}
 	transport := newTransport()
 	buffers := &bufferPool{}
@@ -97,6 +94,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 		}
 	}
 	if cfg.Transformer != nil {
+		var err error
 		if r.transformer, err = mk(*cfg.Transformer, ComponentTransformer); err != nil {
 			return nil, err
 		}
