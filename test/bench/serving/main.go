@@ -1,17 +1,27 @@
 // Command serving measures the overhead of the MLService router
-// (pkg/serving/router): the same prediction requests sent straight to a
-// model server and through the router in front of it, with the router's
-// logger off and on, in one run.
+// (cmd/serving-router) in the shape it is deployed in: a client, the router
+// and a model server, each a process of its own, talking over loopback
+// TCP. The same prediction requests are sent straight to the model server
+// and through the router in front of it, with the router's logger off and
+// on, in one run.
 //
-// Everything runs in this process on loopback: the model server (an HTTP
-// server answering a KServe v1 predict request with a small JSON body), the
-// router (router.New behind an http.Server, as cmd/serving-router serves
-// it) and, with the logger on, the logger's sink (an HTTP server counting
-// the CloudEvents it receives). Latency is measured by one client sending
-// requests one after another (p50, p99, and the p99 added to the direct
-// path's); throughput by -concurrency clients for -duration. The three
-// paths take turns in -rounds rounds, so that a change of load on the
-// machine falls on all of them.
+// The model server is the one the serving tests and the demo run
+// (test/cluster/modelserver: Python's standard library, a linear model of
+// 8 weights, run with -python), with TCP_NODELAY on its connections (see
+// noNagle; -nodelay=false runs it as it is). A second set of rows puts a no-op Go
+// server in its place, which answers the same bytes at once: the router's
+// own cost with nothing behind it, the ceiling of what it can add. The
+// router is the serving-router binary, built by this program with go
+// build; the logger's sink and the no-op server are this program again in
+// processes of their own. This process only sends requests.
+//
+// Each path is sent -requests prediction requests by -concurrency clients,
+// each client sending its next request when the last is answered, in
+// -rounds rounds in which the paths take turns so that a change of load on
+// the machine falls on all of them. The figures are p50 and p99 of every
+// request's latency, requests/s over the path's time, and the CPU time the
+// router and the model server used per request (from /proc). The load
+// average is read at each turn.
 //
 // It reports and asserts nothing: the markdown it prints is what make bench
 // writes into docs/benchmarks.md.
@@ -20,186 +30,399 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
-	"sort"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"k8s.io/klog/v2"
-
 	"github.com/accelstack/accelstack/pkg/serving/router"
+	"github.com/accelstack/accelstack/test/cluster/modelserver"
 )
 
-// The request and response of the model server.
+// roleEnv makes this program a helper process, "noop" or "sink", serving
+// at the address of its argument.
+const roleEnv = "ACCELSTACK_BENCH_SERVING_ROLE"
+
+// The model, its request, and the answer of the no-op server: the Python
+// model server's answer to the request, byte for byte.
 var (
-	requestBody  = []byte(`{"instances":[[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8]]}`)
-	responseBody = []byte(`{"predictions":[[0.02,0.01,0.9,0.01,0.01,0.01,0.01,0.01,0.01,0.01]]}`)
+	modelJSON    = `{"weights": [0.5, -0.25, 1, 2, 0.1, 0.3, -1, 0.7], "bias": 0.2}`
+	requestBody  = []byte(`{"instances": [[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]]}`)
+	responseBody = []byte(`{"predictions": [1.39], "model": "m", "tag": ""}`)
 )
 
 func main() {
-	latencyN := flag.Int("requests", 6000, "Sequential requests per path for the latency figures, over all rounds.")
-	conc := flag.Int("concurrency", 16, "Clients at once for the throughput figures.")
-	duration := flag.Duration("duration", 6*time.Second, "Time per path for the throughput figures, over all rounds.")
+	if role := os.Getenv(roleEnv); role != "" && len(os.Args) == 2 {
+		if err := helper(role, os.Args[1]); err != nil {
+			fmt.Fprintln(os.Stderr, "serving bench helper:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	requests := flag.Int("requests", 9000, "Requests per path, over all rounds.")
+	conc := flag.Int("concurrency", 8, "Clients sending at once.")
 	rounds := flag.Int("rounds", 3, "Rounds in which the paths take turns.")
+	python := flag.String("python", "/usr/bin/python3", "The Python that runs the model server.")
+	nodelay := flag.Bool("nodelay", true, "Run the Python model server with TCP_NODELAY; without it, each answer waits about 40 ms for the client's delayed ACK.")
 	flag.Parse()
-	klog.SetOutput(io.Discard)
-	klog.LogToStderr(false)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *latencyN, *conc, *duration, *rounds); err != nil {
+	if err := run(ctx, *python, *nodelay, *requests, *conc, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "serving bench:", err)
 		os.Exit(1)
 	}
 }
 
-// path is one way to the model server.
+// path is one way to a backend.
 type path struct {
-	name string
-	url  string
-	lat  []time.Duration
-	reqs int64
-	secs float64
+	name   string
+	url    string
+	router *process // nil for the direct path
+	lat    []time.Duration
+	secs   float64
+	model  *process
+	cpu    time.Duration // of the router
+	mcpu   time.Duration // of the model server
 }
 
-func run(ctx context.Context, latencyN, conc int, duration time.Duration, rounds int) error {
-	model, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(responseBody)
-	}))
-	if err != nil {
-		return err
-	}
-	defer model.Close()
-	var events atomic.Int64
-	sink, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Header.Get("Ce-Id") != "" {
-			events.Add(1)
-		}
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	if err != nil {
-		return err
-	}
-	defer sink.Close()
+// backend is a model server and the paths to it.
+type backend struct {
+	title string
+	paths []*path
+}
 
-	modelURL := "http://" + model.addr
-	plain, plainStats, err := startRouter(ctx, modelURL, nil)
-	if err != nil {
-		return err
-	}
-	defer plain.Close()
-	logged, loggedStats, err := startRouter(ctx, modelURL, &router.Logger{URLs: []string{"http://" + sink.addr}, Mode: router.ModeAll})
-	if err != nil {
-		return err
-	}
-	defer logged.Close()
+// noNagle runs the model server script of its first argument with
+// TCP_NODELAY on the connections it accepts. The script writes an answer's
+// headers and body in two sends; with Nagle's algorithm the body waits for
+// the ACK of the headers, which the client delays by about 40 ms, and
+// every answer takes 40 ms whatever is in front of the server. Model
+// servers in production set TCP_NODELAY (or answer in one send).
+const noNagle = `import runpy, socketserver, sys
+socketserver.StreamRequestHandler.disable_nagle_algorithm = True
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")`
 
-	paths := []*path{
-		{name: "direct to the model server", url: modelURL},
-		{name: "through the router, logger off", url: "http://" + plain.addr},
-		{name: "through the router, logger on", url: "http://" + logged.addr},
+func run(ctx context.Context, python string, nodelay bool, requests, conc, rounds int) error {
+	dir, err := os.MkdirTemp("", "serving-bench-")
+	if err != nil {
+		return err
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 2 * conc, IdleConnTimeout: time.Minute}}
-	// Warm up the connections and the router's pool.
-	for _, p := range paths {
-		if _, err := measure(ctx, client, p.url, 200); err != nil {
-			return fmt.Errorf("%s: %w", p.name, err)
+	defer os.RemoveAll(dir)
+	var procs []*process
+	defer func() {
+		for _, p := range procs {
+			p.stop()
+		}
+	}()
+	start := func(name string, env []string, args ...string) (*process, string, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, "", err
+		}
+		_, port, _ := net.SplitHostPort(addr)
+		for i, a := range args {
+			switch a {
+			case "ADDR":
+				args[i] = addr
+			case "PORT":
+				args[i] = port
+			}
+		}
+		p, err := startProcess(dir, name, env, args...)
+		if err != nil {
+			return nil, "", err
+		}
+		procs = append(procs, p)
+		return p, "http://" + addr, nil
+	}
+
+	// The router binary, as its image holds it.
+	routerBin := filepath.Join(dir, "serving-router")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", routerBin, "github.com/accelstack/accelstack/cmd/serving-router").CombinedOutput(); err != nil {
+		return fmt.Errorf("building serving-router: %w: %s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+
+	// The model servers and the sink.
+	modelDir := filepath.Join(dir, "model")
+	script := filepath.Join(dir, "model-server")
+	if err := os.MkdirAll(modelDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(modelDir, "model.json"), []byte(modelJSON), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(script, []byte(modelserver.Script), 0o755); err != nil {
+		return err
+	}
+	pyArgs := []string{python, script}
+	if nodelay {
+		pyArgs = []string{python, "-c", noNagle, script}
+	}
+	pyProc, pyURL, err := start("model-server", nil, append(pyArgs, "--port", "PORT", "--model-dir", modelDir, "--name", "m")...)
+	if err != nil {
+		return err
+	}
+	noopProc, noopURL, err := start("noop", []string{roleEnv + "=noop"}, self, "ADDR")
+	if err != nil {
+		return err
+	}
+	_, sinkURL, err := start("sink", []string{roleEnv + "=sink"}, self, "ADDR")
+	if err != nil {
+		return err
+	}
+	for _, u := range []string{pyURL + "/v1/models/m", noopURL, sinkURL} {
+		if err := waitReady(ctx, u); err != nil {
+			return err
 		}
 	}
+
+	// A router per backend and logger setting, as an MLService with one
+	// release taking all the traffic.
+	startRouter := func(backendURL string, logger *router.Logger) (*path, error) {
+		cfg := router.Config{Name: "bench", Namespace: "bench", PredictHost: "bench-predict", Releases: []router.Target{
+			{Name: "a", Host: "bench-predict-a", URL: backendURL, Weight: 100, Logger: logger},
+		}}
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			return nil, err
+		}
+		p, u, err := start("serving-router", []string{router.EnvConfig + "=" + string(b)}, routerBin, "--address", "ADDR")
+		if err != nil {
+			return nil, err
+		}
+		if err := waitReady(ctx, u+router.HealthPath); err != nil {
+			return nil, err
+		}
+		name := "through the router, logger off"
+		if logger != nil {
+			name = "through the router, logger on"
+		}
+		return &path{name: name, url: u, router: p}, nil
+	}
+	logger := &router.Logger{URLs: []string{sinkURL}, Mode: router.ModeAll}
+	var backends []*backend
+	for _, b := range []struct {
+		title, url string
+		model      *process
+	}{
+		{"the Python model server (test/cluster/modelserver)", pyURL, pyProc},
+		{"a no-op Go server: the router's own cost ceiling", noopURL, noopProc},
+	} {
+		off, err := startRouter(b.url, nil)
+		if err != nil {
+			return err
+		}
+		on, err := startRouter(b.url, logger)
+		if err != nil {
+			return err
+		}
+		off.model, on.model = b.model, b.model
+		backends = append(backends, &backend{title: b.title, paths: []*path{{name: "direct to the model server", url: b.url, model: b.model}, off, on}})
+	}
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 2 * conc, IdleConnTimeout: time.Minute, DisableCompression: true}}
+	// Warm up the connections, the router's pools and the Python threads.
+	for _, b := range backends {
+		for _, p := range b.paths {
+			if _, err := load(ctx, client, p.url, conc, 50*conc); err != nil {
+				return fmt.Errorf("%s: %s: %w", b.title, p.name, err)
+			}
+		}
+	}
+	sinkBefore, err := drained(ctx, sinkURL)
+	if err != nil {
+		return err
+	}
+	var loads []float64
+	var logged int64
 	for range rounds {
-		for _, p := range paths {
-			lat, err := measure(ctx, client, p.url, latencyN/rounds)
-			if err != nil {
-				return fmt.Errorf("%s: %w", p.name, err)
+		for _, b := range backends {
+			for _, p := range b.paths {
+				loads = append(loads, loadAverage())
+				cpu0, mcpu0 := p.router.cpu(), p.model.cpu()
+				t0 := time.Now()
+				lat, err := load(ctx, client, p.url, conc, requests/rounds)
+				if err != nil {
+					return fmt.Errorf("%s: %s: %w", b.title, p.name, err)
+				}
+				p.secs += time.Since(t0).Seconds()
+				p.cpu += p.router.cpu() - cpu0
+				p.mcpu += p.model.cpu() - mcpu0
+				p.lat = append(p.lat, lat...)
+				if strings.HasSuffix(p.name, "logger on") {
+					logged += int64(len(lat))
+				}
 			}
-			p.lat = append(p.lat, lat...)
-			n, secs, err := load(ctx, client, p.url, conc, duration/time.Duration(rounds))
-			if err != nil {
-				return fmt.Errorf("%s: %w", p.name, err)
-			}
-			p.reqs += n
-			p.secs += secs
 		}
 	}
-	// Let the logger drain before counting what the sink received.
-	want := 2 * (paths[2].reqs + int64(len(paths[2].lat)) + 200)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		s := loggedStats()
-		if s.Sent+s.Failed+s.Dropped >= want {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	loads = append(loads, loadAverage())
+	sinkAfter, err := drained(ctx, sinkURL)
+	if err != nil {
+		return err
 	}
-	ls := loggedStats()
-	_ = plainStats
+	received := sinkAfter - sinkBefore
 
-	direct := paths[0]
-	dp99 := pct(direct.lat, 99)
-	drps := float64(direct.reqs) / direct.secs
-	fmt.Printf("The MLService router (pkg/serving/router) in front of an in-process model server on loopback, against the same requests sent straight to it, in %d rounds in which the paths take turns. Latency: one client, %d requests per path one after another; throughput: %d clients for %s per path; the logger sends every request and response (mode all) to an in-process sink.\n\n",
-		rounds, len(direct.lat), conc, duration)
-	fmt.Println("| path | p50 | p99 | added p99 | requests/s | ratio |")
-	fmt.Println("|---|---|---|---|---|---|")
-	for i, p := range paths {
-		added := "—"
-		if i > 0 {
-			added = (pct(p.lat, 99) - dp99).Round(time.Microsecond).String()
-		}
-		rps := float64(p.reqs) / p.secs
-		fmt.Printf("| %s | %s | %s | %s | %.0f | %.2f |\n", p.name, pct(p.lat, 50), pct(p.lat, 99), added, rps, rps/drps)
+	nagle := "with TCP_NODELAY (-nodelay)"
+	if !nodelay {
+		nagle = "as it is, without TCP_NODELAY, so that each answer waits about 40 ms for the client's delayed ACK"
 	}
-	fmt.Println()
-	fmt.Printf("Logger events: %d sent (%d received by the sink), %d failed, %d dropped because the sink fell behind.\n\n", ls.Sent, events.Load(), ls.Failed, ls.Dropped)
-	fmt.Println("Target: < 1 ms added p99, >= 0.80 of the direct requests/s.")
+	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP, sharing the machine's %d CPUs. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. The Python model server runs %s. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path.\n\n",
+		runtime.NumCPU(), requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds, nagle)
+	for _, b := range backends {
+		fmt.Printf("Behind %s:\n\n", b.title)
+		fmt.Println("| path | p50 | p99 | added p99 | requests/s | ratio | router CPU per request | model server CPU per request | targets |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|")
+		direct := b.paths[0]
+		drps := float64(len(direct.lat)) / direct.secs
+		for i, p := range b.paths {
+			rps := float64(len(p.lat)) / p.secs
+			added, cpu, met := "—", "—", "—"
+			if i > 0 {
+				d := pct(p.lat, 99) - pct(direct.lat, 99)
+				added = d.Round(time.Microsecond).String()
+				cpu = (p.cpu / time.Duration(len(p.lat))).Round(time.Microsecond).String()
+				met = targets(d, rps/drps)
+			}
+			mcpu := (p.mcpu / time.Duration(len(p.lat))).Round(time.Microsecond)
+			fmt.Printf("| %s | %s | %s | %s | %.0f | %.2f | %s | %s | %s |\n", p.name, pct(p.lat, 50), pct(p.lat, 99), added, rps, rps/drps, cpu, mcpu, met)
+		}
+		fmt.Println()
+	}
+	fmt.Printf("Logger events: the sink received %d of the %d the measured requests made; the router drops what its bounded queues cannot hold when the sink falls behind.\n\n", received, 2*logged)
+	fmt.Printf("Load average (1 minute) at the turns of the paths: %.2f to %.2f.\n\n", slices.Min(loads), slices.Max(loads))
+	fmt.Println("Targets: < 1 ms added p99, >= 0.80 of the direct requests/s, logger off and on.")
 	return nil
 }
 
-// server is an HTTP server on a loopback port.
-type server struct {
-	addr string
-	srv  *http.Server
+// targets says which targets a path through the router misses.
+func targets(addedP99 time.Duration, ratio float64) string {
+	var missed []string
+	if addedP99 >= time.Millisecond {
+		missed = append(missed, "added p99 >= 1 ms")
+	}
+	if ratio < 0.8 {
+		missed = append(missed, "ratio < 0.80")
+	}
+	if len(missed) == 0 {
+		return "met"
+	}
+	return strings.Join(missed, ", ")
 }
 
-// Close stops the server.
-func (s *server) Close() { _ = s.srv.Close() }
+// process is a child process; its output goes to a file in the run's
+// directory.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+}
 
-// serve serves h on a free loopback port.
-func serve(h http.Handler) (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// startProcess starts args[0] with args[1:] and env added to this
+// process's environment; it dies with this process.
+func startProcess(dir, name string, env []string, args ...string) (*process, error) {
+	log := filepath.Join(dir, fmt.Sprintf("%s-%d.log", name, time.Now().UnixNano()))
+	f, err := os.Create(log)
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return &server{addr: l.Addr().String(), srv: srv}, nil
+	defer f.Close()
+	cmd := exec.Command(args[0], args[1:]...) //nolint:gosec // the bench's own binaries
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	return &process{name: name, cmd: cmd, log: log}, nil
 }
 
-// startRouter serves a router with one release, all the traffic, to
-// modelURL.
-func startRouter(ctx context.Context, modelURL string, logger *router.Logger) (*server, func() router.Stats, error) {
-	cfg := &router.Config{Name: "bench", Namespace: "bench", PredictHost: "bench-predict", Releases: []router.Target{
-		{Name: "a", Host: "bench-predict-a", URL: modelURL, Weight: 100, Logger: logger},
-	}}
-	r, err := router.New(ctx, cfg, router.DefaultOptions())
-	if err != nil {
-		return nil, nil, err
+// stop ends p with SIGTERM, or SIGKILL after 5 seconds, and waits for it.
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
 	}
-	s, err := serve(r)
-	if err != nil {
-		return nil, nil, err
+}
+
+// cpu returns the CPU time p has used; 0 for no process.
+func (p *process) cpu() time.Duration {
+	if p == nil {
+		return 0
 	}
-	return s, r.Stats, nil
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command's name in parentheses: utime and stime are
+	// the 12th and 13th, in clock ticks (100 a second on Linux).
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// waitReady waits until a GET of url answers 200.
+func waitReady(ctx context.Context, url string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = errors.New(resp.Status)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s is not ready: %w", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // predict sends one prediction request to url.
@@ -224,52 +447,49 @@ func predict(ctx context.Context, client *http.Client, url string) error {
 	return nil
 }
 
-// measure times n requests sent one after another.
-func measure(ctx context.Context, client *http.Client, url string, n int) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, n)
-	for range n {
-		start := time.Now()
-		if err := predict(ctx, client, url); err != nil {
-			return nil, err
-		}
-		out = append(out, time.Since(start))
-	}
-	return out, nil
-}
-
-// load sends requests from conc clients for d and returns how many
-// completed and the seconds they took.
-func load(ctx context.Context, client *http.Client, url string, conc int, d time.Duration) (int64, float64, error) {
-	var n atomic.Int64
+// load sends n requests to url from conc clients and returns their
+// latencies.
+func load(ctx context.Context, client *http.Client, url string, conc, n int) ([]time.Duration, error) {
+	var next atomic.Int64
+	lats := make([][]time.Duration, conc)
+	errs := make([]error, conc)
 	var wg sync.WaitGroup
-	errs := make(chan error, conc)
-	start := time.Now()
-	end := start.Add(d)
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(end) {
+	for c := range conc {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				start := time.Now()
 				if err := predict(ctx, client, url); err != nil {
-					errs <- err
+					errs[c] = err
 					return
 				}
-				n.Add(1)
+				lats[c] = append(lats[c], time.Since(start))
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	secs := time.Since(start).Seconds()
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, 0, err
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	return n.Load(), secs, nil
+	return slices.Concat(lats...), nil
 }
 
 // pct returns the p-th percentile of d.
 func pct(d []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s := slices.Clone(d)
+	slices.Sort(s)
 	return s[(len(s)-1)*p/100].Round(time.Microsecond)
+}
+
+// loadAverage returns the 1-minute load average; 0 when unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
