@@ -36,16 +36,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Workers == 0 {
 		opts.Workers = 4
 	}
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(elasticv1alpha1.JobNameLabelKey),
-	})
+	c, err := cacheselector.NewCache(mgr, "ElasticJob", elasticv1alpha1.JobNameLabelKey, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the ElasticJob cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the ElasticJob cache: %w", err)
+		return err
 	}
 	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("elasticjob-controller"), opts.MasterImage)
 	b := ctrl.NewControllerManagedBy(mgr).

@@ -35,16 +35,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Image == "" {
 		opts.Image = DefaultImage
 	}
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(WorkflowEventsLabelKey),
-	})
+	c, err := cacheselector.NewCache(mgr, "workflow events", WorkflowEventsLabelKey, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the workflow events cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the workflow events cache: %w", err)
+		return err
 	}
 	owned := []client.Object{&appsv1.Deployment{}, &corev1.Service{}}
 

@@ -2,7 +2,6 @@ package interactive
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,20 +23,7 @@ import (
 // mgr: the manager's own cache holds no Deployments, Services or pods of
 // the workloads.
 func NewCache(mgr ctrl.Manager, labelKey string, byObject map[client.Object]cache.ByObject) (cache.Cache, error) {
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(labelKey),
-		DefaultTransform:     cache.TransformStripManagedFields(),
-		ByObject:             byObject,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating the cache of %s: %w", labelKey, err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return nil, fmt.Errorf("adding the cache of %s: %w", labelKey, err)
-	}
-	return c, nil
+	return cacheselector.NewCache(mgr, labelKey, labelKey, cache.Options{ByObject: byObject})
 }
 
 // WatchWorkloads makes b watch, in c, the Deployments and Services that

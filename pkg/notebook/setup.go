@@ -30,16 +30,9 @@ type Options struct {
 // own, of the objects labelled with NotebookLabelKey, rather than the
 // manager's; the manager's client reads Secrets from the API server.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(NotebookLabelKey),
-	})
+	c, err := cacheselector.NewCache(mgr, "notebook", NotebookLabelKey, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the notebook cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the notebook cache: %w", err)
+		return err
 	}
 	r := NewReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("notebook-controller"), opts.ActivityImage)
 	b := ctrl.NewControllerManagedBy(mgr).

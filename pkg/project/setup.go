@@ -41,20 +41,14 @@ const quotaProfileIndex = "spec.quotaProfile"
 // ProjectLabelKey (namespaces, quotas, policies, ServiceAccounts,
 // RoleBindings) through a cache of its own.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(ProjectLabelKey),
+	c, err := cacheselector.NewCache(mgr, "project", ProjectLabelKey, cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&tensorstackv1beta1.Project{}:      {Label: labels.Everything()},
 			&tensorstackv1beta1.QuotaProfile{}: {Label: labels.Everything()},
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("creating the project cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the project cache: %w", err)
+		return err
 	}
 	if err := c.IndexField(context.Background(), &tensorstackv1beta1.Project{}, quotaProfileIndex, func(o client.Object) []string {
 		if p := o.(*tensorstackv1beta1.Project).Spec.QuotaProfile; p != "" {

@@ -48,16 +48,9 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 // manager's pod cache (DataCube pods) and the cluster's other ConfigMaps are
 // not involved.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(RingControllerLabel),
-	})
+	c, err := cacheselector.NewCache(mgr, "rank-table", RingControllerLabel, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the rank-table cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the rank-table cache: %w", err)
+		return err
 	}
 	r.cache = c
 	return ctrl.NewControllerManagedBy(mgr).

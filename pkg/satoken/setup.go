@@ -43,16 +43,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			cluster.CAData = ca
 		}
 	}
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(NameLabelKey),
-	})
+	c, err := cacheselector.NewCache(mgr, "ServiceAccountToken", NameLabelKey, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the ServiceAccountToken cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the ServiceAccountToken cache: %w", err)
+		return err
 	}
 	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("serviceaccounttoken-controller"), opts.Clock, cluster)
 	b := ctrl.NewControllerManagedBy(mgr).

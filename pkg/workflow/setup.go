@@ -68,16 +68,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:               mgr.GetScheme(),
-		Mapper:               mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(batchv1beta1.WorkflowRunLabel),
-	})
+	c, err := cacheselector.NewCache(mgr, "workflow", batchv1beta1.WorkflowRunLabel, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the workflow cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the workflow cache: %w", err)
+		return err
 	}
 	r := &Reconciler{
 		client:   mgr.GetClient(),

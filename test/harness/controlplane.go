@@ -20,6 +20,10 @@ import (
 	"github.com/accelstack/accelstack/pkg/manager"
 )
 
+// crdInstallTimeout bounds the wait for the CRDs of deploy/crds to be
+// served.
+const crdInstallTimeout = 2 * time.Minute
+
 // ControlPlane is a real etcd and kube-apiserver with the project's CRDs
 // installed, and optionally a real kube-controller-manager.
 type ControlPlane struct {
@@ -102,6 +106,10 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crds")},
 		ErrorIfCRDPathMissing: true,
+		// envtest waits 10 s by default for the CRDs to be served, too
+		// short for all of deploy/crds while other packages' control
+		// planes start beside this one on two cores.
+		CRDInstallOptions:     envtest.CRDInstallOptions{MaxTime: crdInstallTimeout},
 		BinaryAssetsDirectory: assets,
 		Scheme:                scheme,
 	}

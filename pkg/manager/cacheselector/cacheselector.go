@@ -1,13 +1,17 @@
 // Package cacheselector builds the label selectors that restrict the
 // controllers' informer caches to the objects the controllers label as
-// their own. It is a leaf, apart from pkg/manager, so that both the
-// manager's cache options and the controllers that build caches of their
-// own can use it.
+// their own, and the caches of those that build one of their own. It
+// imports nothing of the project, so that both pkg/manager's cache options
+// and the controllers can use it.
 package cacheselector
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // HasLabel selects the objects that carry the label key, whatever its value.
@@ -17,4 +21,26 @@ func HasLabel(key string) labels.Selector {
 		panic(err) // the controllers' label keys are constant and valid
 	}
 	return labels.NewSelector().Add(*req)
+}
+
+// NewCache returns an informer cache of the objects labelled with key,
+// without their managed fields (which no controller reads, and which an
+// update without them leaves as they are), added to mgr so that it starts
+// and stops with it. name says whose cache it is in errors. opts may add
+// per-object selectors or another transform; its scheme, mapper and
+// default selector are set here.
+func NewCache(mgr manager.Manager, name, key string, opts cache.Options) (cache.Cache, error) {
+	opts.Scheme, opts.Mapper = mgr.GetScheme(), mgr.GetRESTMapper()
+	opts.DefaultLabelSelector = HasLabel(key)
+	if opts.DefaultTransform == nil {
+		opts.DefaultTransform = cache.TransformStripManagedFields()
+	}
+	c, err := cache.New(mgr.GetConfig(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the %s cache: %w", name, err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("adding the %s cache: %w", name, err)
+	}
+	return c, nil
 }

@@ -45,15 +45,9 @@ type Options struct {
 // Services and HPAs through a cache of its own, of the objects labelled
 // with LabelKey.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(LabelKey),
-	})
+	c, err := cacheselector.NewCache(mgr, "MLService", LabelKey, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the MLService cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the MLService cache: %w", err)
+		return err
 	}
 	if opts.StorageInitializerImage == "" {
 		opts.StorageInitializerImage = datacube.DefaultExecutorImage

@@ -29,15 +29,9 @@ type Options struct {
 // Services and pods through a cache of its own, of the objects labelled
 // with LabelKey.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultLabelSelector: cacheselector.HasLabel(LabelKey),
-	})
+	c, err := cacheselector.NewCache(mgr, "SimpleMLService", LabelKey, cache.Options{})
 	if err != nil {
-		return fmt.Errorf("creating the SimpleMLService cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return fmt.Errorf("adding the SimpleMLService cache: %w", err)
+		return err
 	}
 	if opts.StorageInitializerImage == "" {
 		opts.StorageInitializerImage = datacube.DefaultExecutorImage
