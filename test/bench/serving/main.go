@@ -8,11 +8,11 @@
 // The model server is the one the serving tests and the demo run
 // (test/cluster/modelserver: Python's standard library, a linear model of
 // 8 weights, run with -python), with TCP_NODELAY on its connections (see
-// noNagle; -nodelay=false runs it as it is). A second set of rows puts a no-op Go
-// server in its place, which answers the same bytes at once: the router's
-// own cost with nothing behind it, the ceiling of what it can add. The
-// router is the serving-router binary, built by this program with go
-// build; the logger's sink and the no-op server are this program again in
+// noNagle; -nodelay=false runs it as it is). A second set of rows puts a
+// no-op Go server in its place, which answers the same bytes at once: the
+// router's own cost with nothing behind it, the ceiling of what it can
+// add. The router is the serving-router binary, built by this program with
+// go build (or -router); the logger's sink and the no-op server are this program again in
 // processes of their own. This process only sends requests.
 //
 // Each path is sent -requests prediction requests by -concurrency clients,
@@ -78,11 +78,12 @@ func main() {
 	conc := flag.Int("concurrency", 8, "Clients sending at once.")
 	rounds := flag.Int("rounds", 3, "Rounds in which the paths take turns.")
 	python := flag.String("python", "/usr/bin/python3", "The Python that runs the model server.")
+	routerBin := flag.String("router", "", "The serving-router binary to measure (default: built from this tree).")
 	nodelay := flag.Bool("nodelay", true, "Run the Python model server with TCP_NODELAY; without it, each answer waits about 40 ms for the client's delayed ACK.")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *python, *nodelay, *requests, *conc, *rounds); err != nil {
+	if err := run(ctx, *routerBin, *python, *nodelay, *requests, *conc, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "serving bench:", err)
 		os.Exit(1)
 	}
@@ -117,7 +118,7 @@ socketserver.StreamRequestHandler.disable_nagle_algorithm = True
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")`
 
-func run(ctx context.Context, python string, nodelay bool, requests, conc, rounds int) error {
+func run(ctx context.Context, routerBin, python string, nodelay bool, requests, conc, rounds int) error {
 	dir, err := os.MkdirTemp("", "serving-bench-")
 	if err != nil {
 		return err
@@ -152,9 +153,11 @@ func run(ctx context.Context, python string, nodelay bool, requests, conc, round
 	}
 
 	// The router binary, as its image holds it.
-	routerBin := filepath.Join(dir, "serving-router")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", routerBin, "github.com/accelstack/accelstack/cmd/serving-router").CombinedOutput(); err != nil {
-		return fmt.Errorf("building serving-router: %w: %s", err, out)
+	if routerBin == "" {
+		routerBin = filepath.Join(dir, "serving-router")
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", routerBin, "github.com/accelstack/accelstack/cmd/serving-router").CombinedOutput(); err != nil {
+			return fmt.Errorf("building serving-router: %w: %s", err, out)
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -189,6 +192,7 @@ func run(ctx context.Context, python string, nodelay bool, requests, conc, round
 	if err != nil {
 		return err
 	}
+	models := []*process{pyProc, noopProc}
 	for _, u := range []string{pyURL + "/v1/models/m", noopURL, sinkURL} {
 		if err := waitReady(ctx, u); err != nil {
 			return err
@@ -248,67 +252,31 @@ func run(ctx context.Context, python string, nodelay bool, requests, conc, round
 			}
 		}
 	}
-	sinkBefore, err := drained(ctx, sinkURL)
-	if err != nil {
-		return err
+	layouts := []*layout{{title: fmt.Sprintf("All on the machine's %d CPUs, shared", runtime.NumCPU())}}
+	if runtime.NumCPU() >= 2 {
+		layouts = append(layouts, &layout{title: "The model server on a CPU of its own; the client, the router and the sink on the others", pinned: true})
 	}
-	var loads []float64
-	var logged int64
-	for range rounds {
-		for _, b := range backends {
-			for _, p := range b.paths {
-				loads = append(loads, loadAverage())
-				cpu0, mcpu0 := p.router.cpu(), p.model.cpu()
-				t0 := time.Now()
-				lat, err := load(ctx, client, p.url, conc, requests/rounds)
-				if err != nil {
-					return fmt.Errorf("%s: %s: %w", b.title, p.name, err)
-				}
-				p.secs += time.Since(t0).Seconds()
-				p.cpu += p.router.cpu() - cpu0
-				p.mcpu += p.model.cpu() - mcpu0
-				p.lat = append(p.lat, lat...)
-				if strings.HasSuffix(p.name, "logger on") {
-					logged += int64(len(lat))
-				}
-			}
+	for _, l := range layouts {
+		if err := l.pin(procs, models); err != nil {
+			return err
+		}
+		if err := l.measure(ctx, client, backends, sinkURL, requests, conc, rounds); err != nil {
+			return err
 		}
 	}
-	loads = append(loads, loadAverage())
-	sinkAfter, err := drained(ctx, sinkURL)
-	if err != nil {
+	if err := layouts[0].pin(procs, models); err != nil { // as it was
 		return err
 	}
-	received := sinkAfter - sinkBefore
 
 	nagle := "with TCP_NODELAY (-nodelay)"
 	if !nodelay {
 		nagle = "as it is, without TCP_NODELAY, so that each answer waits about 40 ms for the client's delayed ACK"
 	}
-	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP, sharing the machine's %d CPUs. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. The Python model server runs %s. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path.\n\n",
-		runtime.NumCPU(), requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds, nagle)
-	for _, b := range backends {
-		fmt.Printf("Behind %s:\n\n", b.title)
-		fmt.Println("| path | p50 | p99 | added p99 | requests/s | ratio | router CPU per request | model server CPU per request | targets |")
-		fmt.Println("|---|---|---|---|---|---|---|---|---|")
-		direct := b.paths[0]
-		drps := float64(len(direct.lat)) / direct.secs
-		for i, p := range b.paths {
-			rps := float64(len(p.lat)) / p.secs
-			added, cpu, met := "—", "—", "—"
-			if i > 0 {
-				d := pct(p.lat, 99) - pct(direct.lat, 99)
-				added = d.Round(time.Microsecond).String()
-				cpu = (p.cpu / time.Duration(len(p.lat))).Round(time.Microsecond).String()
-				met = targets(d, rps/drps)
-			}
-			mcpu := (p.mcpu / time.Duration(len(p.lat))).Round(time.Microsecond)
-			fmt.Printf("| %s | %s | %s | %s | %.0f | %.2f | %s | %s | %s |\n", p.name, pct(p.lat, 50), pct(p.lat, 99), added, rps, rps/drps, cpu, mcpu, met)
-		}
-		fmt.Println()
+	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. The Python model server runs %s. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path. The same processes are measured in two layouts of the CPUs, one after the other.\n\n",
+		requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds, nagle)
+	for _, l := range layouts {
+		l.print()
 	}
-	fmt.Printf("Logger events: the sink received %d of the %d the measured requests made; the router drops what its bounded queues cannot hold when the sink falls behind.\n\n", received, 2*logged)
-	fmt.Printf("Load average (1 minute) at the turns of the paths: %.2f to %.2f.\n\n", slices.Min(loads), slices.Max(loads))
 	fmt.Println("Targets: < 1 ms added p99, >= 0.80 of the direct requests/s, logger off and on.")
 	return nil
 }
