@@ -15,6 +15,12 @@
 // go build (or -router); the logger's sink and the no-op server are this program again in
 // processes of their own. This process only sends requests.
 //
+// The same processes are measured in two layouts, one after the other: all
+// sharing all CPUs, where the router takes its CPU from the model server's,
+// and the model server alone on the last CPU with every other process on
+// the others, as when the router's pod does not share the predictor's
+// CPUs.
+//
 // Each path is sent -requests prediction requests by -concurrency clients,
 // each client sending its next request when the last is answered, in
 // -rounds rounds in which the paths take turns so that a change of load on
