@@ -27,9 +27,9 @@ func TestMounterCommands(t *testing.T) {
 	}{
 		{
 			name: "rclone", m: rcloneMounter{bin: "/bin/rclone"}, vol: vol, wantFile: "rclone.conf",
-			wantArgs: []string{"mount", "s3,type=s3,env_auth=false:data/team", "/stage", "--config", "DIR/rclone.conf", "--cache-dir", "DIR/cache",
+			wantArgs: []string{"mount2", "s3,type=s3,env_auth=false:data/team", "/stage", "--config", "DIR/rclone.conf", "--cache-dir", "DIR/cache",
 				"--vfs-cache-mode", "full", "--vfs-cache-max-size", "10G", "--vfs-cache-min-free-space", "10G", "--dir-cache-time", "30s", "--contimeout", "5s", "--timeout", "30s",
-				"--low-level-retries", "3", "--retries", "1", "--allow-other", "--read-only", "--uid", "1000",
+				"--low-level-retries", "3", "--retries", "1", "--vfs-write-back", "1s", "--allow-other", "--read-only", "--uid", "1000",
 				"--file-perms", "0640", "--dir-perms", "0750", "--dir-cache-time=5s"},
 		},
 		{
@@ -83,7 +83,9 @@ func TestMounterAllowlist(t *testing.T) {
 		wantErr string
 	}{
 		{mounter: MounterRclone, opts: []string{"--vfs-cache-mode=full", "--uid=3"}},
+		{mounter: MounterRclone, opts: []string{"--vfs-read-chunk-streams=4", "--vfs-read-chunk-size=16M", "--vfs-write-back=5s", "--s3-upload-concurrency=8"}},
 		{mounter: MounterRclone, opts: []string{"--config=/etc/passwd"}, wantErr: "--config"},
+		{mounter: MounterRclone, opts: []string{"--vfs-read-chunk-streams", "4"}, wantErr: `"4"`},
 		{mounter: MounterRclone, opts: []string{"--rc"}, wantErr: "--rc"},
 		{mounter: MounterS3fs, opts: []string{"-o", "uid=1,gid=2", "-oallow_other"}},
 		{mounter: MounterS3fs, opts: []string{"-o", "passwd_file=/root/x"}, wantErr: "passwd_file"},

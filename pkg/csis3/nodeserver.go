@@ -134,6 +134,10 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVo
 		}
 		return nil, status.Errorf(codes.Internal, "preparing %s: %v", m.Name(), err)
 	}
+	// The whole command line: the defaults, the volume's options and what
+	// its attributes set, as the daemon gets them. Credentials live in
+	// files under the state dir, never in the command line.
+	log.Info("Mounting volume", "mounter", m.Name(), "command", cmd.Path, "args", cmd.Args)
 	rec = &stageRecord{VolumeID: vol.ID, StagingPath: staging, CreatedStagingPath: created, Volume: vol, Command: cmd, Targets: targets}
 	if rec.Daemon, err = s.startAndWait(ctx, rec, creds); err != nil {
 		abandon()

@@ -96,6 +96,11 @@ func VolumeFromContext(id string, attrs map[string]string, defaultMounter string
 	if v.AllowOther, err = boolAttr(attrs, s3volume.AttrAllowOther, true); err != nil {
 		return v, err
 	}
+	if v.ReadOnly {
+		// Nothing is written, so no write-back cache: reads stream
+		// from S3 and the volume keeps no cache directory.
+		v.VFSCacheMode = "off"
+	}
 	if m := attrs[s3volume.AttrVFSCacheMode]; m != "" {
 		switch m {
 		case "off", "minimal", "writes", "full":

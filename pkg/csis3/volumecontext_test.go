@@ -24,8 +24,11 @@ func TestVolumeFromContext(t *testing.T) {
 		{
 			name: "static attributes win over the handle", id: "shim-ns-name",
 			attrs: map[string]string{"bucket": "data", "prefix": "team/x", "readOnly": "true", "mounter": "s3fs", "options": `-o "max_stat_cache_size=100"`, "uid": "1000", "gid": "100", "mode": "0640", "allowOther": "false"},
-			want:  Volume{ID: "shim-ns-name", Bucket: "data", Prefix: "team/x", ReadOnly: true, Mounter: "s3fs", Options: []string{"-o", "max_stat_cache_size=100"}, UID: 1000, GID: 100, Mode: 0o640, VFSCacheMode: "writes"},
+			want:  Volume{ID: "shim-ns-name", Bucket: "data", Prefix: "team/x", ReadOnly: true, Mounter: "s3fs", Options: []string{"-o", "max_stat_cache_size=100"}, UID: 1000, GID: 100, Mode: 0o640, VFSCacheMode: "off"},
 		},
+		{name: "read-only volumes keep no write-back cache", id: "data", attrs: map[string]string{"readOnly": "true"}, want: with(func(v *Volume) { v.ID, v.Bucket, v.ReadOnly, v.VFSCacheMode = "data", "data", true, "off" })},
+		{name: "a read-only volume's cache mode is its own", id: "data", attrs: map[string]string{"readOnly": "true", "vfsCacheMode": "full"}, want: with(func(v *Volume) { v.ID, v.Bucket, v.ReadOnly, v.VFSCacheMode = "data", "data", true, "full" })},
+		{name: "read-write volumes cache writes", id: "data", attrs: map[string]string{"readOnly": "false"}, want: with(func(v *Volume) { v.ID, v.Bucket = "data", "data" })},
 		{name: "dotdot prefix", id: "v", attrs: map[string]string{"bucket": "data", "prefix": "a/../../etc"}, wantErr: `must not contain ".."`},
 		{name: "absolute prefix", id: "v", attrs: map[string]string{"bucket": "data", "prefix": "/etc"}, wantErr: "must be relative"},
 		{name: "dotdot in ID", id: "data/../etc", wantErr: `must not contain ".."`},

@@ -21,7 +21,7 @@ const (
 	// AttrReadOnly ("true") mounts the volume read-only for every pod.
 	AttrReadOnly = "readOnly"
 	// AttrVFSCacheMode is rclone's --vfs-cache-mode: off, minimal, writes
-	// (the default) or full.
+	// or full. The default is writes, and off for volumes with readOnly.
 	AttrVFSCacheMode = "vfsCacheMode"
 	// AttrUID and AttrGID own every file of the mount.
 	AttrUID = "uid"

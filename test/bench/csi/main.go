@@ -342,7 +342,7 @@ func (b *bench) waitObject(ctx context.Context, key string) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not in S3 with %d bytes after 10m (last: %v)", key, len(b.data), err)
+			return fmt.Errorf("%s not in S3 with %d bytes after 10m (last: %w)", key, len(b.data), err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
