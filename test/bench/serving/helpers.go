@@ -15,6 +15,16 @@ import (
 // responseBody at once, "sink" counts the CloudEvents it receives and
 // tells the count at GET.
 func helper(role, addr string) error {
+	h, err := handler(role)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
+}
+
+// handler returns what a helper process of role serves.
+func handler(role string) (http.Handler, error) {
 	var h http.Handler
 	switch role {
 	case "noop":
@@ -37,10 +47,9 @@ func helper(role, addr string) error {
 			w.WriteHeader(http.StatusAccepted)
 		})
 	default:
-		return fmt.Errorf("unknown role %q", role)
+		return nil, fmt.Errorf("unknown role %q", role)
 	}
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	return srv.ListenAndServe()
+	return h, nil
 }
 
 // sinkCount returns the events the sink at url has received.
