@@ -7,8 +7,7 @@
 //
 // The model server is the one the serving tests and the demo run
 // (test/cluster/modelserver: Python's standard library, a linear model of
-// 8 weights, run with -python), with TCP_NODELAY on its connections (see
-// noNagle; -nodelay=false runs it as it is). A second set of rows puts a
+// 8 weights, run with -python). A second set of rows puts a
 // no-op Go server in its place, which answers the same bytes at once: the
 // router's own cost with nothing behind it, the ceiling of what it can
 // add. The router is the serving-router binary, built by this program with
@@ -85,11 +84,10 @@ func main() {
 	rounds := flag.Int("rounds", 3, "Rounds in which the paths take turns.")
 	python := flag.String("python", "/usr/bin/python3", "The Python that runs the model server.")
 	routerBin := flag.String("router", "", "The serving-router binary to measure (default: built from this tree).")
-	nodelay := flag.Bool("nodelay", true, "Run the Python model server with TCP_NODELAY; without it, each answer waits about 40 ms for the client's delayed ACK.")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *routerBin, *python, *nodelay, *requests, *conc, *rounds); err != nil {
+	if err := run(ctx, *routerBin, *python, *requests, *conc, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "serving bench:", err)
 		os.Exit(1)
 	}
@@ -113,18 +111,7 @@ type backend struct {
 	paths []*path
 }
 
-// noNagle runs the model server script of its first argument with
-// TCP_NODELAY on the connections it accepts. The script writes an answer's
-// headers and body in two sends; with Nagle's algorithm the body waits for
-// the ACK of the headers, which the client delays by about 40 ms, and
-// every answer takes 40 ms whatever is in front of the server. Model
-// servers in production set TCP_NODELAY (or answer in one send).
-const noNagle = `import runpy, socketserver, sys
-socketserver.StreamRequestHandler.disable_nagle_algorithm = True
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")`
-
-func run(ctx context.Context, routerBin, python string, nodelay bool, requests, conc, rounds int) error {
+func run(ctx context.Context, routerBin, python string, requests, conc, rounds int) error {
 	dir, err := os.MkdirTemp("", "serving-bench-")
 	if err != nil {
 		return err
@@ -183,9 +170,6 @@ func run(ctx context.Context, routerBin, python string, nodelay bool, requests, 
 		return err
 	}
 	pyArgs := []string{python, script}
-	if nodelay {
-		pyArgs = []string{python, "-c", noNagle, script}
-	}
 	pyProc, pyURL, err := start("model-server", nil, append(pyArgs, "--port", "PORT", "--model-dir", modelDir, "--name", "m")...)
 	if err != nil {
 		return err
@@ -274,12 +258,8 @@ func run(ctx context.Context, routerBin, python string, nodelay bool, requests, 
 		return err
 	}
 
-	nagle := "with TCP_NODELAY (-nodelay)"
-	if !nodelay {
-		nagle = "as it is, without TCP_NODELAY, so that each answer waits about 40 ms for the client's delayed ACK"
-	}
-	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. The Python model server runs %s. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path. The same processes are measured in two layouts of the CPUs, one after the other.\n\n",
-		requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds, nagle)
+	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path. The same processes are measured in two layouts of the CPUs, one after the other.\n\n",
+		requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds)
 	for _, l := range layouts {
 		l.print()
 	}

@@ -115,7 +115,7 @@ func TestNoop(t *testing.T) {
 }
 
 // TestPythonModelServer: the model server of the serving tests, run as
-// the bench runs it (TCP_NODELAY), answers the request with responseBody,
+// the bench runs it, answers the request with responseBody,
 // the bytes the no-op server answers.
 func TestPythonModelServer(t *testing.T) {
 	const python = "/usr/bin/python3"
@@ -135,7 +135,7 @@ func TestPythonModelServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	p, err := startProcess(dir, "model-server", nil, python, "-c", noNagle, script, "--port", port, "--model-dir", dir, "--name", "m")
+	p, err := startProcess(dir, "model-server", nil, python, script, "--port", port, "--model-dir", dir, "--name", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
