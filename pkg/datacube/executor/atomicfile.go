@@ -42,7 +42,14 @@ type atomicFile struct {
 	*os.File
 	final string
 	fsync bool
+	// batch, when set, takes over the sync and the rename (see
+	// commitBatch); fsync is then false.
+	batch *commitBatch
 }
+
+// durable reports whether the file is synced before its rename, one by one
+// or in a batch.
+func (a *atomicFile) durable() bool { return a.fsync || a.batch != nil }
 
 // createAtomic creates the directories of final and its temporary file.
 func createAtomic(final string, fsync bool) (*atomicFile, error) {
@@ -67,15 +74,26 @@ func createAtomic(final string, fsync bool) (*atomicFile, error) {
 
 // Commit syncs and closes the file, sets its modification time, renames it
 // to its final name and syncs the directory, so that the new name survives
-// a crash.
+// a crash. With a batch, the file is closed and handed to the batch, which
+// syncs and renames it later.
 func (a *atomicFile) Commit(mtime time.Time) error {
 	var err error
 	if a.fsync {
 		err = a.Sync()
 	}
+	var size int64
+	if a.batch != nil {
+		var fi os.FileInfo
+		if fi, err = a.Stat(); err == nil {
+			size = fi.Size()
+		}
+	}
 	err = errors.Join(err, a.Close())
 	if err == nil && !mtime.IsZero() {
 		err = os.Chtimes(a.Name(), mtime, mtime)
+	}
+	if err == nil && a.batch != nil {
+		return a.batch.add(a.Name(), a.final, size)
 	}
 	if err == nil {
 		err = os.Rename(a.Name(), a.final)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/minio/minio-go/v7"
+	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
 )
 
@@ -76,6 +77,17 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 	if err := removePartials(ctx, dst); err != nil {
 		return err
 	}
+	var batch *commitBatch
+	if fsync {
+		b, err := newCommitBatch(dst)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			batch, fsync = b, false
+			defer batch.Abort() // after Close, a no-op
+		}
+	}
 	var small, large []downloadItem
 	for _, it := range items {
 		if fi, err := os.Lstat(it.Path); err == nil && fi.Mode().IsRegular() && fi.Size() == it.Obj.Size && fi.ModTime().Equal(it.Obj.LastModified) {
@@ -90,12 +102,17 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 	}
 	klog.FromContext(ctx).Info("Downloading", "bucket", s.loc.Bucket, "prefix", prefix, "files", len(small)+len(large), "skipped", len(items)-len(small)-len(large))
 	if err := forEach(ctx, s.numThreads, small, func(ctx context.Context, it downloadItem) error {
-		return s.get(ctx, dst, it, 1, fsync, c)
+		return s.get(ctx, dst, it, 1, fsync, batch, c)
 	}); err != nil {
 		return err
 	}
 	for _, it := range large {
-		if err := s.get(ctx, dst, it, s.numThreads, fsync, c); err != nil {
+		if err := s.get(ctx, dst, it, s.numThreads, fsync, batch, c); err != nil {
+			return err
+		}
+	}
+	if batch != nil {
+		if err := batch.Flush(); err != nil {
 			return err
 		}
 	}
@@ -104,14 +121,20 @@ func (s *s3Side) Download(ctx context.Context, dst string, sync, fsync bool, c *
 		for _, it := range items {
 			keep[it.Path] = true
 		}
-		return deleteExtra(ctx, dst, keep, c)
+		if err := deleteExtra(ctx, dst, keep, c); err != nil {
+			return err
+		}
+	}
+	if batch != nil {
+		return batch.Close()
 	}
 	return nil
 }
 
 // get downloads one object in parts of the part size, threads at a time,
-// each written at its offset of the temporary file.
-func (s *s3Side) get(ctx context.Context, dst string, it downloadItem, threads int, fsync bool, c *Counter) error {
+// each written at its offset of the temporary file; batch, when not nil,
+// syncs and renames it.
+func (s *s3Side) get(ctx context.Context, dst string, it downloadItem, threads int, fsync bool, batch *commitBatch, c *Counter) error {
 	if err := checkNoEscape(dst, it.Path); err != nil {
 		return err
 	}
@@ -119,6 +142,7 @@ func (s *s3Side) get(ctx context.Context, dst string, it downloadItem, threads i
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", it.Rel, err)
 	}
+	f.batch = batch
 	size := it.Obj.Size
 	var offsets []int64
 	for off := int64(0); off < size; off += s.partSize {
@@ -132,7 +156,7 @@ func (s *s3Side) get(ctx context.Context, dst string, it downloadItem, threads i
 	}
 	err = forEach(ctx, threads, offsets, func(ctx context.Context, off int64) error {
 		end := min(off+s.partSize, size) - 1
-		return s.getRange(ctx, it, f.File, off, end, size > s.partSize)
+		return s.getRange(ctx, it, f, off, end, size > s.partSize)
 	})
 	if err != nil {
 		f.Abort()
@@ -148,7 +172,7 @@ func (s *s3Side) get(ctx context.Context, dst string, it downloadItem, threads i
 
 // getRange copies bytes off..end of the object to the same offsets of f; the
 // whole object when ranged is false. The ETag must not change meanwhile.
-func (s *s3Side) getRange(ctx context.Context, it downloadItem, f *os.File, off, end int64, ranged bool) error {
+func (s *s3Side) getRange(ctx context.Context, it downloadItem, f *atomicFile, off, end int64, ranged bool) error {
 	opts := minio.GetObjectOptions{}
 	if ranged {
 		if err := opts.SetRange(off, end); err != nil {
@@ -173,6 +197,11 @@ func (s *s3Side) getRange(ctx context.Context, it downloadItem, f *os.File, off,
 	}
 	if want := end - off + 1; n != want {
 		return fmt.Errorf("downloading s3://%s/%s: got %d bytes at offset %d, want %d", s.loc.Bucket, it.Obj.Key, n, off, want)
+	}
+	if ranged && f.durable() {
+		// Start writing the part back now, while the other parts
+		// download, so that the sync at the end waits for little.
+		_ = unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 	}
 	return nil
 }
