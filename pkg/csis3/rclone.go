@@ -106,7 +106,8 @@ func iniValue(v string) string {
 
 // rcloneDefaults are the performance flags every rclone volume starts with;
 // a volume's options may override each (later flags win). The reasons, as
-// measured by test/bench/csi (docs/csi-s3.md, "rclone's defaults"):
+// measured on the setup of test/bench/csi (docs/csi-s3.md, "rclone's
+// defaults"):
 //
 //   - --vfs-write-back 1s: rclone uploads a closed file after this delay
 //     (5s by default), and a durable write waits for it in full; 1s still
