@@ -57,7 +57,9 @@ func TestProcessCPU(t *testing.T) {
 	}
 	p := &process{cmd: &exec.Cmd{Process: self}}
 	before := p.cpu()
-	for start := p.cpu(); p.cpu()-start < 200*time.Millisecond; {
+	// Bounded by the wall clock too, so that a reading stuck at zero fails
+	// the check below rather than spinning until the test's timeout.
+	for start, deadline := p.cpu(), time.Now().Add(30*time.Second); p.cpu()-start < 200*time.Millisecond && time.Now().Before(deadline); {
 		for i := range 1 << 20 {
 			_ = strings.Repeat("x", i%7)
 		}

@@ -380,26 +380,7 @@ func listTree(dir string) (string, error) {
 // sidecar's probe header, so that reading it is not the notebook's
 // activity.
 func getProbe(ctx context.Context, url string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set(activity.ProbeHeader, "1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s: %s", resp.Status, b)
-	}
-	return indentJSON(string(b))
+	return doJSON(ctx, http.MethodGet, url, "", activity.ProbeHeader, "1")
 }
 
 // demoInstances is the body of the demo's prediction: with the model's
@@ -409,13 +390,19 @@ const demoInstances = `{"instances": [[1, 1, 1], [0, 0, 1]]}`
 // postJSON POSTs body to url and returns the indented answer, which must
 // be 200.
 func postJSON(ctx context.Context, url, body string) (string, error) {
+	return doJSON(ctx, http.MethodPost, url, body, "Content-Type", "application/json")
+}
+
+// doJSON sends a request with body and the header key: value, and returns
+// the indented JSON answer, which must be 200, within 30 s.
+func doJSON(ctx context.Context, method, url, body, key, value string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(key, value)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "", err
