@@ -45,7 +45,20 @@ type target struct {
 	// source is the events' source; queues hold them for the logger URLs.
 	source string
 	queues []*queue
+	up     *connPool
 	proxy  *httputil.ReverseProxy
+}
+
+// forward proxies req to t: in one piece where it can (see connPool),
+// otherwise through the reverse proxy.
+func (t *target) forward(w http.ResponseWriter, req *http.Request) {
+	if !t.up.takes(req) {
+		t.proxy.ServeHTTP(w, req)
+		return
+	}
+	if err := t.up.serve(w, req); err != nil {
+		t.proxy.ErrorHandler(w, req, err)
+	}
 }
 
 // New returns a router for cfg; the logger's workers stop when ctx ends.
@@ -55,7 +68,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 	}
 	logger := newEventLogger(ctx, opts)
 	r := &Router{cfg: cfg, opts: opts, logger: logger, byHost: map[string]*target{}}
-	transport := newTransport()
+	transport, dial := newTransport()
 	buffers := &bufferPool{}
 	mk := func(t Target, component string) (*target, error) {
 		u, err := url.Parse(t.URL)
@@ -69,7 +82,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 			klog.FromContext(ctx).V(3).Info("Upstream failed", "target", t.Name, "err", err)
 			w.WriteHeader(http.StatusBadGateway)
 		}
-		tg := &target{Target: t, component: component, source: cfg.Name + "-" + component, proxy: p}
+		up := &connPool{target: u, dial: dial}
+		tg := &target{Target: t, component: component, source: cfg.Name + "-" + component, up: up, proxy: p}
 		if t.Name != "" {
 			tg.source += "-" + t.Name
 		}
@@ -114,7 +128,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if len(t.queues) == 0 {
-		t.proxy.ServeHTTP(w, req)
+		t.forward(w, req)
 		return
 	}
 	r.serveLogged(w, req, t)
@@ -162,11 +176,11 @@ func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target
 		r.send(t, r.newEvent(req, t, id, TypeRequest, req.Header.Get("Content-Type"), reqBody))
 	}
 	if mode == ModeRequest {
-		t.proxy.ServeHTTP(w, req)
+		t.forward(w, req)
 		return
 	}
 	cw := &capture{ResponseWriter: w, max: r.opts.MaxLoggedBody}
-	t.proxy.ServeHTTP(cw, req)
+	t.forward(cw, req)
 	var body []byte
 	if !cw.over {
 		body = cw.buf.Bytes()

@@ -3,11 +3,10 @@ package router
 import (
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -59,18 +58,6 @@ func TestAcceptEncoding(t *testing.T) {
 	}
 }
 
-// fixedTransport answers every request with body at once.
-type fixedTransport struct{ body []byte }
-
-func (f fixedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
-		req.Body.Close()
-	}
-	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-		Body: io.NopCloser(bytes.NewReader(f.body)), ContentLength: int64(len(f.body)), Request: req}, nil
-}
-
 // discard is a ResponseWriter that keeps nothing.
 type discard struct{ h http.Header }
 
@@ -78,18 +65,20 @@ func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discard) WriteHeader(int)             {}
 
-// TestProxyAllocations: proxying a small request allocates well under the
-// 32 KiB copy buffer per request; the buffers are pooled.
+// TestProxyAllocations: proxying a small request on a kept connection
+// makes few allocations, and allocates well under the 32 KiB copy buffer
+// per request. The bytes are not bounded under the race detector, whose
+// sync.Pool drops what it is given at random.
 func TestProxyAllocations(t *testing.T) {
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: "http://model", Weight: 100}}}, DefaultOptions())
-	r.split[0].proxy.Transport = fixedTransport{body: []byte(`{"predictions":[1]}`)}
+	up := cannedRelease(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n"+`{"predictions":[1]}`)
+	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up, Weight: 100}}}, DefaultOptions())
 	const n = 200
 	reqs := make([]*http.Request, n+1)
 	for i := range reqs {
 		reqs[i] = httptest.NewRequest(http.MethodPost, "http://mls/v1/models/m:predict", strings.NewReader(`{"instances":[[1]]}`))
 	}
 	w := &discard{h: http.Header{}}
-	r.ServeHTTP(w, reqs[n]) // the first fills the pool
+	r.ServeHTTP(w, reqs[n]) // the first fills the pools
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for _, req := range reqs[:n] {
@@ -97,8 +86,13 @@ func TestProxyAllocations(t *testing.T) {
 		r.ServeHTTP(w, req)
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 16<<10 {
-		t.Errorf("%d bytes allocated per request, want under 16 KiB", per)
+	allocs, bytes := (after.Mallocs-before.Mallocs)/n, (after.TotalAlloc-before.TotalAlloc)/n
+	t.Logf("%d allocations, %d bytes per request", allocs, bytes)
+	if allocs > 40 {
+		t.Errorf("%d allocations per request, want at most 40", allocs)
+	}
+	if !raceEnabled && bytes > 16<<10 {
+		t.Errorf("%d bytes allocated per request, want under 16 KiB", bytes)
 	}
 }
 
@@ -211,77 +205,64 @@ func TestReadBody(t *testing.T) {
 	}
 }
 
-// trackedBody is a request body that records whether it was read to EOF.
-type trackedBody struct {
-	io.Reader
-	eof bool
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	n, err := b.Reader.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.eof = true
+// cannedRelease returns the URL of a release that answers every request
+// of a declared length with answer, allocating nothing per request.
+func cannedRelease(t *testing.T, answer string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return n, err
-}
-
-func (b *trackedBody) Close() error { return nil }
-
-// aheadTransport records whether the client's body was read whole before
-// the request went out, whether the body that went out is in memory (the
-// transport sends it with the headers), and that body.
-type aheadTransport struct {
-	client   *trackedBody
-	ahead    bool
-	inMemory bool
-	sent     []byte
-}
-
-func (a *aheadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	a.ahead = a.client.eof
-	a.inMemory = reflect.TypeOf(req.Body) == reflect.TypeOf(io.NopCloser(&bytes.Reader{}))
-	a.sent, _ = io.ReadAll(req.Body)
-	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
-}
-
-// TestBodyAhead: a small request body of a declared size is read whole
-// before the request goes to the release, so that it goes out with its
-// headers in one write; large bodies and bodies of unknown size stream.
-// Whatever the case, the release gets the whole body.
-func TestBodyAhead(t *testing.T) {
-	small, large := strings.Repeat("s", 1000), strings.Repeat("l", maxBufferedBody+1)
-	for _, tc := range []struct {
-		name      string
-		logger    *Logger
-		body      string
-		declared  int64
-		wantAhead bool
-	}{
-		{"small", nil, small, 1000, true},
-		{"at the bound", nil, large[:maxBufferedBody], maxBufferedBody, true},
-		{"large", nil, large, int64(len(large)), false},
-		{"unknown size", nil, small, -1, false},
-		{"longer than declared", nil, small, 10, true},
-		{"small, logger mode response", &Logger{URLs: []string{"http://sink"}, Mode: ModeResponse}, small, 1000, true},
-		{"small, logger mode all", &Logger{URLs: []string{"http://sink"}}, small, 1000, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: "http://model", Weight: 100, Logger: tc.logger}}}, DefaultOptions())
-			body := &trackedBody{Reader: strings.NewReader(tc.body)}
-			tr := &aheadTransport{client: body}
-			r.split[0].proxy.Transport.(*bodyBuffering).next = tr
-			req := httptest.NewRequest(http.MethodPost, "http://mls/", nil)
-			req.Body, req.ContentLength = body, tc.declared
-			r.ServeHTTP(&discard{h: http.Header{}}, req)
-			if tr.ahead != tc.wantAhead {
-				t.Errorf("body read ahead: %v, want %v", tr.ahead, tc.wantAhead)
+	t.Cleanup(func() { l.Close() })
+	serve := func(c net.Conn) {
+		defer c.Close()
+		buf, n := make([]byte, 64<<10), 0
+		for {
+			m, err := c.Read(buf[n:])
+			if err != nil {
+				return
 			}
-			if want := tc.wantAhead && tc.name != "longer than declared"; tr.inMemory != want {
-				t.Errorf("body in memory: %v, want %v", tr.inMemory, want)
+			n += m
+			for {
+				end := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+				if end < 0 {
+					break
+				}
+				total := end + 4 + contentLength(buf[:end])
+				if n < total {
+					break
+				}
+				if _, err := io.WriteString(c, answer); err != nil {
+					return
+				}
+				n = copy(buf, buf[total:n])
 			}
-			if string(tr.sent) != tc.body {
-				t.Errorf("the release got %d bytes, want %d", len(tr.sent), len(tc.body))
-			}
-		})
+		}
 	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// contentLength reads the Content-Length of a request's head; 0 without.
+func contentLength(head []byte) int {
+	const key = "\r\nContent-Length: "
+	i := bytes.Index(head, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range head[i+len(key):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }

@@ -1,0 +1,264 @@
+package router
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// connPool sends a release the requests it can take in one piece, on
+// keep-alive HTTP/1.1 connections, writing each request and reading its
+// answer on the goroutine that serves the client. http.Transport hands
+// every request to a writing and a reading goroutine of the connection
+// and back, several switches between goroutines, often between threads,
+// for a prediction of a few hundred bytes; here there are none. The
+// request and the answer are written and parsed by net/http itself
+// (Request.Write, ReadResponse). Everything else (bodies of unknown or
+// large size, upgrades, 100-continue) goes through the release's
+// httputil.ReverseProxy.
+type connPool struct {
+	target *url.URL
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	mu     sync.Mutex
+	idle   []*upstreamConn
+}
+
+// maxIdleUpstream is how many idle connections a release keeps.
+const maxIdleUpstream = 256
+
+// upstreamConn is a connection to a release with its buffers: those of
+// its reads and writes, and the one its answers are copied through, so
+// that a request on a kept connection allocates none.
+type upstreamConn struct {
+	net.Conn
+	r   *bufio.Reader
+	w   *bufio.Writer
+	buf []byte
+}
+
+// takes says whether req can be sent in one piece: its body is in
+// memory-sized bounds and declared, and nothing asks for more than one
+// exchange on the connection.
+func (u *connPool) takes(req *http.Request) bool {
+	return req.ProtoMajor == 1 && req.ContentLength >= 0 && req.ContentLength <= maxBufferedBody &&
+		len(req.TransferEncoding) == 0 && req.Header.Get("Upgrade") == "" && req.Header.Get("Expect") == ""
+}
+
+// serve proxies req, which takes accepts, to the release and writes the
+// answer to w. An error means nothing was written: the release could not
+// be reached or did not answer. An answer cut short after its head aborts
+// the handler, as httputil.ReverseProxy does, so that the client does not
+// take it for a whole one.
+func (u *connPool) serve(w http.ResponseWriter, req *http.Request) error {
+	var body []byte
+	if req.ContentLength > 0 {
+		b, err := readBody(req.Body, req.ContentLength, maxBufferedBody)
+		if err != nil {
+			return fmt.Errorf("reading the request body: %w", err)
+		}
+		body = b
+	}
+	out := u.outgoing(req, body)
+	c, err := u.get(req.Context())
+	if err != nil {
+		return err
+	}
+	// A client that goes away ends the exchange: the connection's reads
+	// and writes fail at once, and it is not kept.
+	stop := context.AfterFunc(req.Context(), func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	resp, err := c.exchange(out, body)
+	if err != nil {
+		stop()
+		c.Close()
+		return err
+	}
+	h := w.Header()
+	for k, vv := range resp.Header {
+		h[k] = vv
+	}
+	removeHopHeaders(h)
+	w.WriteHeader(resp.StatusCode)
+	_, err = io.CopyBuffer(w, resp.Body, c.buf)
+	resp.Body.Close()
+	if !stop() || err != nil || resp.Close {
+		c.Close()
+		if err != nil && req.Context().Value(http.ServerContextKey) != nil {
+			panic(http.ErrAbortHandler)
+		}
+		return nil
+	}
+	for k, vv := range resp.Trailer {
+		h[http.TrailerPrefix+k] = vv
+	}
+	u.put(c)
+	return nil
+}
+
+// outgoing returns the request to the release for req: its URL on the
+// release, the headers without the hop-by-hop ones and with the client's
+// address in X-Forwarded-For, as httputil.ReverseProxy sends them.
+func (u *connPool) outgoing(req *http.Request, body []byte) *http.Request {
+	h := make(http.Header, len(req.Header)+1)
+	for k, vv := range req.Header {
+		h[k] = vv
+	}
+	removeHopHeaders(h)
+	if ip, _, err := net.SplitHostPort(req.RemoteAddr); err == nil {
+		if prior, ok := h["X-Forwarded-For"]; ok {
+			ip = strings.Join(prior, ", ") + ", " + ip
+		}
+		h["X-Forwarded-For"] = []string{ip}
+	}
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = []string{""} // not Go's own
+	}
+	out := &http.Request{
+		Method: req.Method, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		URL:    &url.URL{Scheme: u.target.Scheme, Host: u.target.Host, Path: joinPath(u.target.Path, req.URL.Path), RawQuery: req.URL.RawQuery},
+		Header: h, Host: req.Host, ContentLength: int64(len(body)),
+	}
+	if req.URL.RawPath != "" { // escapes the client chose, such as %2F, kept
+		out.URL.RawPath = joinPath(u.target.EscapedPath(), req.URL.EscapedPath())
+	}
+	if u.target.RawQuery != "" {
+		out.URL.RawQuery = u.target.RawQuery + "&" + req.URL.RawQuery
+	}
+	return out
+}
+
+// exchange writes out with body on c and reads the head of its answer,
+// past any informational (1xx) answers. It is sent once: http.Transport
+// does not send a POST again either when the connection fails under it.
+func (c *upstreamConn) exchange(out *http.Request, body []byte) (*http.Response, error) {
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if err := out.Write(c.w); err != nil {
+		return nil, err
+	}
+	if err := c.w.Flush(); err != nil {
+		return nil, err
+	}
+	for {
+		resp, err := http.ReadResponse(c.r, out)
+		if err != nil || resp.StatusCode >= 200 || resp.StatusCode < 100 {
+			return resp, err
+		}
+	}
+}
+
+// get returns an idle connection that is still open, or dials one.
+func (u *connPool) get(ctx context.Context) (*upstreamConn, error) {
+	for {
+		u.mu.Lock()
+		n := len(u.idle)
+		if n == 0 {
+			u.mu.Unlock()
+			break
+		}
+		c := u.idle[n-1]
+		u.idle = u.idle[:n-1]
+		u.mu.Unlock()
+		if alive(c) {
+			return c, nil
+		}
+		c.Close()
+	}
+	nc, err := u.dial(ctx, "tcp", canonicalAddr(u.target))
+	if err != nil {
+		return nil, err
+	}
+	return &upstreamConn{Conn: nc, r: bufio.NewReaderSize(nc, 4<<10), w: bufio.NewWriterSize(nc, 4<<10), buf: make([]byte, 16<<10)}, nil
+}
+
+// put keeps c for another request, or closes it when enough are kept.
+func (u *connPool) put(c *upstreamConn) {
+	if c.r.Buffered() > 0 { // bytes nobody asked for: not HTTP/1.1 as we know it
+		c.Close()
+		return
+	}
+	u.mu.Lock()
+	if len(u.idle) < maxIdleUpstream {
+		u.idle = append(u.idle, c)
+		c = nil
+	}
+	u.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+}
+
+// alive says whether an idle connection is still open: a peek at its
+// socket that does not wait finds nothing to read. An end of stream (the
+// release closed it) or bytes (an answer to nothing) mean it is not.
+func alive(c *upstreamConn) bool {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	open := false
+	var b [1]byte
+	cerr := raw.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		open = n < 0 && errors.Is(err, syscall.EAGAIN)
+		return true
+	})
+	return cerr == nil && open
+}
+
+// hopHeaders are the headers of one connection, never forwarded (RFC 9110
+// section 7.6.1), as httputil.ReverseProxy drops them.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// removeHopHeaders drops from h the hop-by-hop headers and those its
+// Connection header names.
+func removeHopHeaders(h http.Header) {
+	for _, v := range h["Connection"] {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = textproto.TrimString(f); f != "" {
+				delete(h, textproto.CanonicalMIMEHeaderKey(f))
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+}
+
+// joinPath joins a release URL's path and a request's, with one slash
+// between them.
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	switch as, bs := strings.HasSuffix(a, "/"), strings.HasPrefix(b, "/"); {
+	case as && bs:
+		return a + b[1:]
+	case !as && !bs:
+		return a + "/" + b
+	}
+	return a + b
+}
+
+// canonicalAddr returns u's host with its port, 80 when it has none.
+func canonicalAddr(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
