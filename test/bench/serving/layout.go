@@ -19,9 +19,10 @@ import (
 // measured in it.
 type layout struct {
 	title string
-	// pinned gives the model servers the last CPU and every other process,
-	// this one included, the others; otherwise all share all CPUs.
-	pinned   bool
+	// alone names the processes (by their process name) given the last
+	// CPU to themselves; every other process, this one included, runs on
+	// the others. With none named, all share all CPUs.
+	alone    []string
 	backends []*backend
 	loads    []float64
 	// logged requests went through a router with the logger on; the sink
@@ -29,21 +30,20 @@ type layout struct {
 	logged, received int64
 }
 
-// pin places procs, and this process, as l says; models are the model
-// servers.
-func (l *layout) pin(procs, models []*process) error {
+// pin places procs, and this process, as l says.
+func (l *layout) pin(procs []*process) error {
 	n := runtime.NumCPU()
-	var all, model, others unix.CPUSet
+	var all, last, others unix.CPUSet
 	for c := range n {
 		all.Set(c)
 		if c == n-1 {
-			model.Set(c)
+			last.Set(c)
 		} else {
 			others.Set(c)
 		}
 	}
 	place := func(pid int, set *unix.CPUSet) error {
-		if !l.pinned {
+		if len(l.alone) == 0 {
 			set = &all
 		}
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
@@ -67,8 +67,8 @@ func (l *layout) pin(procs, models []*process) error {
 	}
 	for _, p := range procs {
 		set := &others
-		if slices.Contains(models, p) {
-			set = &model
+		if slices.Contains(l.alone, p.name) {
+			set = &last
 		}
 		if err := place(p.cmd.Process.Pid, set); err != nil {
 			return fmt.Errorf("%s: %w", p.name, err)

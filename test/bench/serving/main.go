@@ -14,11 +14,13 @@
 // go build (or -router); the logger's sink and the no-op server are this program again in
 // processes of their own. This process only sends requests.
 //
-// The same processes are measured in two layouts, one after the other: all
-// sharing all CPUs, where the router takes its CPU from the model server's,
-// and the model server alone on the last CPU with every other process on
-// the others, as when the router's pod does not share the predictor's
-// CPUs.
+// The same processes are measured in three layouts, one after the other:
+// all sharing all CPUs, where the router takes its CPU from the model
+// server's; the model server alone on the last CPU with every other
+// process on the others, where the router shares a CPU with the client;
+// and the router (with the logger's sink) alone on the last CPU, as the
+// router's pods are in a cluster, with the client and the model server
+// sharing the others in both paths.
 //
 // Each path is sent -requests prediction requests by -concurrency clients,
 // each client sending its next request when the last is answered, in
@@ -57,6 +59,12 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/serving/router"
 	"github.com/accelstack/accelstack/test/cluster/modelserver"
+)
+
+// The names of the router's and the sink's processes.
+const (
+	routerName = "serving-router"
+	sinkName   = "sink"
 )
 
 // roleEnv makes this program a helper process, "noop" or "sink", serving
@@ -178,11 +186,10 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 	if err != nil {
 		return err
 	}
-	_, sinkURL, err := start("sink", []string{roleEnv + "=sink"}, self, "ADDR")
+	_, sinkURL, err := start(sinkName, []string{roleEnv + "=sink"}, self, "ADDR")
 	if err != nil {
 		return err
 	}
-	models := []*process{pyProc, noopProc}
 	for _, u := range []string{pyURL + "/v1/models/m", noopURL, sinkURL} {
 		if err := waitReady(ctx, u); err != nil {
 			return err
@@ -199,7 +206,7 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 		if err != nil {
 			return nil, err
 		}
-		p, u, err := start("serving-router", []string{router.EnvConfig + "=" + string(b)}, routerBin, "--address", "ADDR")
+		p, u, err := start(routerName, []string{router.EnvConfig + "=" + string(b)}, routerBin, "--address", "ADDR")
 		if err != nil {
 			return nil, err
 		}
@@ -244,22 +251,24 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 	}
 	layouts := []*layout{{title: fmt.Sprintf("All on the machine's %d CPUs, shared", runtime.NumCPU())}}
 	if runtime.NumCPU() >= 2 {
-		layouts = append(layouts, &layout{title: "The model server on a CPU of its own; the client, the router and the sink on the others", pinned: true})
+		layouts = append(layouts,
+			&layout{title: "The model server on a CPU of its own; the client, the router and the sink on the others", alone: []string{pyProc.name, noopProc.name}},
+			&layout{title: "The router and the sink on a CPU of their own, as the router's pods in a cluster; the client and the model server on the others", alone: []string{routerName, sinkName}})
 	}
 	for _, l := range layouts {
-		if err := l.pin(procs, models); err != nil {
+		if err := l.pin(procs); err != nil {
 			return err
 		}
 		if err := l.measure(ctx, client, backends, sinkURL, requests, conc, rounds); err != nil {
 			return err
 		}
 	}
-	if err := layouts[0].pin(procs, models); err != nil { // as it was
+	if err := layouts[0].pin(procs); err != nil { // as it was
 		return err
 	}
 
-	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path. The same processes are measured in two layouts of the CPUs, one after the other.\n\n",
-		requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds)
+	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path. The same processes are measured in %d layouts of the CPUs, one after the other.\n\n",
+		requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds, len(layouts))
 	for _, l := range layouts {
 		l.print()
 	}

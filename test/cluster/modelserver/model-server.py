@@ -72,7 +72,12 @@ def main():
         def log_message(self, fmt, *a):
             pass
 
-    srv = ThreadingHTTPServer(("", args.port), Handler)
+    class Server(ThreadingHTTPServer):
+        # socketserver's backlog of 5 resets connections that many
+        # clients open at once.
+        request_queue_size = 128
+
+    srv = Server(("", args.port), Handler)
     print("model-server: serving %s on :%d (%s)" % (args.name, args.port,
           "weights %s, bias %s" % (weights, bias) if weights is not None else "no model file"), flush=True)
     srv.serve_forever()
