@@ -17,16 +17,16 @@ import (
 	"time"
 )
 
-// connPool sends a release the requests it can take in one piece, on
-// keep-alive HTTP/1.1 connections, writing each request and reading its
-// answer on the goroutine that serves the client. http.Transport hands
-// every request to a writing and a reading goroutine of the connection
-// and back, several switches between goroutines, often between threads,
-// for a prediction of a few hundred bytes; here there are none. The
-// request and the answer are written and parsed by net/http itself
-// (Request.Write, ReadResponse). Everything else (bodies of unknown or
-// large size, upgrades, 100-continue) goes through the release's
-// httputil.ReverseProxy.
+// connPool sends the requests it can take in one piece to one http://
+// URL, on keep-alive HTTP/1.1 connections, writing each request and
+// reading its answer on the calling goroutine. http.Transport hands every
+// request to a writing and a reading goroutine of the connection and
+// back, several switches between goroutines, often between threads, for
+// a prediction or an event of a few hundred bytes; here there are none.
+// The request and the answer are written and parsed by net/http itself
+// (Request.Write, ReadResponse). The router sends everything else (https,
+// bodies of unknown or large size, upgrades, 100-continue) through
+// http.Transport.
 type connPool struct {
 	target *url.URL
 	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -34,12 +34,12 @@ type connPool struct {
 	idle   []*upstreamConn
 }
 
-// maxIdleUpstream is how many idle connections a release keeps.
+// maxIdleUpstream is how many idle connections a URL keeps.
 const maxIdleUpstream = 256
 
-// upstreamConn is a connection to a release with its buffers: those of
-// its reads and writes, and the one its answers are copied through, so
-// that a request on a kept connection allocates none.
+// upstreamConn is a connection with its buffers: those of its reads and
+// writes, and the one its answers are copied through, so that a request
+// on a kept connection allocates none.
 type upstreamConn struct {
 	net.Conn
 	r   *bufio.Reader
@@ -47,11 +47,21 @@ type upstreamConn struct {
 	buf []byte
 }
 
-// takes says whether req can be sent in one piece: its body is in
-// memory-sized bounds and declared, and nothing asks for more than one
-// exchange on the connection.
+// exchange is a request sent and the head of its answer.
+type exchange struct {
+	pool *connPool
+	conn *upstreamConn
+	resp *http.Response
+	// stop ends the watch on the request's context; false when the
+	// context ended first and the connection was cut.
+	stop func() bool
+}
+
+// takes says whether req can be sent in one piece: the URL is http://,
+// the body is in memory-sized bounds and declared, and nothing asks for
+// more than one exchange on the connection.
 func (u *connPool) takes(req *http.Request) bool {
-	return req.ProtoMajor == 1 && req.ContentLength >= 0 && req.ContentLength <= maxBufferedBody &&
+	return u.target.Scheme == "http" && req.ProtoMajor == 1 && req.ContentLength >= 0 && req.ContentLength <= maxBufferedBody &&
 		len(req.TransferEncoding) == 0 && req.Header.Get("Upgrade") == "" && req.Header.Get("Expect") == ""
 }
 
@@ -69,46 +79,76 @@ func (u *connPool) serve(w http.ResponseWriter, req *http.Request) error {
 		}
 		body = b
 	}
-	out := u.outgoing(req, body)
-	c, err := u.get(req.Context())
+	x, err := u.send(req.Context(), u.outgoing(req), body)
 	if err != nil {
-		return err
-	}
-	// A client that goes away ends the exchange: the connection's reads
-	// and writes fail at once, and it is not kept.
-	stop := context.AfterFunc(req.Context(), func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	resp, err := c.exchange(out, body)
-	if err != nil {
-		stop()
-		c.Close()
 		return err
 	}
 	h := w.Header()
-	for k, vv := range resp.Header {
+	for k, vv := range x.resp.Header {
 		h[k] = vv
 	}
 	removeHopHeaders(h)
-	w.WriteHeader(resp.StatusCode)
-	_, err = io.CopyBuffer(w, resp.Body, c.buf)
-	resp.Body.Close()
-	if !stop() || err != nil || resp.Close {
-		c.Close()
-		if err != nil && req.Context().Value(http.ServerContextKey) != nil {
-			panic(http.ErrAbortHandler)
+	w.WriteHeader(x.resp.StatusCode)
+	_, err = io.CopyBuffer(w, x.resp.Body, x.conn.buf)
+	if x.finish(err) {
+		for k, vv := range x.resp.Trailer {
+			h[http.TrailerPrefix+k] = vv
 		}
-		return nil
+	} else if err != nil && req.Context().Value(http.ServerContextKey) != nil {
+		panic(http.ErrAbortHandler)
 	}
-	for k, vv := range resp.Trailer {
-		h[http.TrailerPrefix+k] = vv
-	}
-	u.put(c)
 	return nil
+}
+
+// send writes out with body on a kept connection, or a new one, and reads
+// the head of its answer, past any informational (1xx) answers. A client
+// whose context ends cuts the connection: its reads and writes fail at
+// once. A request is sent once: http.Transport does not send a POST again
+// either when the connection fails under it.
+func (u *connPool) send(ctx context.Context, out *http.Request, body []byte) (*exchange, error) {
+	c, err := u.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x := &exchange{pool: u, conn: c}
+	x.stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	out.Body = nil
+	if len(body) > 0 {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	out.ContentLength = int64(len(body))
+	err = out.Write(c.w)
+	if err == nil {
+		err = c.w.Flush()
+	}
+	for err == nil {
+		x.resp, err = http.ReadResponse(c.r, out)
+		if err == nil && (x.resp.StatusCode >= 200 || x.resp.StatusCode < 100) {
+			return x, nil
+		}
+	}
+	x.stop()
+	c.Close()
+	return nil, err
+}
+
+// finish closes the answer's body, after its reader got err, and keeps
+// the connection for another request when the answer was read whole and
+// the connection may be kept; it says whether it was.
+func (x *exchange) finish(err error) bool {
+	x.resp.Body.Close()
+	if !x.stop() || err != nil || x.resp.Close {
+		x.conn.Close()
+		return false
+	}
+	x.pool.put(x.conn)
+	return true
 }
 
 // outgoing returns the request to the release for req: its URL on the
 // release, the headers without the hop-by-hop ones and with the client's
 // address in X-Forwarded-For, as httputil.ReverseProxy sends them.
-func (u *connPool) outgoing(req *http.Request, body []byte) *http.Request {
+func (u *connPool) outgoing(req *http.Request) *http.Request {
 	h := make(http.Header, len(req.Header)+1)
 	for k, vv := range req.Header {
 		h[k] = vv
@@ -126,7 +166,7 @@ func (u *connPool) outgoing(req *http.Request, body []byte) *http.Request {
 	out := &http.Request{
 		Method: req.Method, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		URL:    &url.URL{Scheme: u.target.Scheme, Host: u.target.Host, Path: joinPath(u.target.Path, req.URL.Path), RawQuery: req.URL.RawQuery},
-		Header: h, Host: req.Host, ContentLength: int64(len(body)),
+		Header: h, Host: req.Host,
 	}
 	if req.URL.RawPath != "" { // escapes the client chose, such as %2F, kept
 		out.URL.RawPath = joinPath(u.target.EscapedPath(), req.URL.EscapedPath())
@@ -135,27 +175,6 @@ func (u *connPool) outgoing(req *http.Request, body []byte) *http.Request {
 		out.URL.RawQuery = u.target.RawQuery + "&" + req.URL.RawQuery
 	}
 	return out
-}
-
-// exchange writes out with body on c and reads the head of its answer,
-// past any informational (1xx) answers. It is sent once: http.Transport
-// does not send a POST again either when the connection fails under it.
-func (c *upstreamConn) exchange(out *http.Request, body []byte) (*http.Response, error) {
-	if body != nil {
-		out.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	if err := out.Write(c.w); err != nil {
-		return nil, err
-	}
-	if err := c.w.Flush(); err != nil {
-		return nil, err
-	}
-	for {
-		resp, err := http.ReadResponse(c.r, out)
-		if err != nil || resp.StatusCode >= 200 || resp.StatusCode < 100 {
-			return resp, err
-		}
-	}
 }
 
 // get returns an idle connection that is still open, or dials one.

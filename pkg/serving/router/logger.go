@@ -2,9 +2,12 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,9 +64,10 @@ func newEventLogger(ctx context.Context, opts Options) *eventLogger {
 }
 
 // queue holds the events waiting for one logger URL, and the bytes of
-// their bodies.
+// their bodies; pool sends them to an http:// URL.
 type queue struct {
 	url    string
+	pool   *connPool
 	events chan event.Event
 	bytes  atomic.Int64
 }
@@ -93,17 +97,21 @@ func (l *eventLogger) queue(url string) *queue {
 	q, ok := l.queues[url]
 	if !ok {
 		q = &queue{url: url, events: make(chan event.Event, l.opts.QueueSize)}
+		if u, err := neturl.Parse(url); err == nil && u.Scheme == "http" {
+			d := &net.Dialer{Timeout: l.opts.SendTimeout, KeepAlive: 30 * time.Second}
+			q.pool = &connPool{target: u, dial: d.DialContext}
+		}
 		l.queues[url] = q
 		for range l.opts.Workers {
 			l.wg.Add(1)
-			go l.work(url, q)
+			go l.work(q)
 		}
 	}
 	return q
 }
 
-// work delivers the events of q to url until the logger's context ends.
-func (l *eventLogger) work(url string, q *queue) {
+// work delivers the events of q until the logger's context ends.
+func (l *eventLogger) work(q *queue) {
 	defer l.wg.Done()
 	for {
 		select {
@@ -111,36 +119,64 @@ func (l *eventLogger) work(url string, q *queue) {
 			return
 		case e := <-q.events:
 			q.bytes.Add(-int64(len(e.Data())))
-			if err := l.deliver(url, &e); err == nil {
+			if err := l.deliver(q, &e); err == nil {
 				l.sent.Add(1)
 			} else {
 				l.failed.Add(1)
-				klog.FromContext(l.ctx).V(3).Info("Could not deliver a logger event", "url", url, "id", e.ID(), "err", err)
+				klog.FromContext(l.ctx).V(3).Info("Could not deliver a logger event", "url", q.url, "id", e.ID(), "err", err)
 			}
 		}
 	}
 }
 
-// deliver POSTs e to url in binary mode; a status other than 2xx fails.
-func (l *eventLogger) deliver(url string, e *event.Event) error {
-	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, url, nil)
+// deliver POSTs e to q's URL in binary mode, within the send timeout; a
+// status other than 2xx fails.
+func (l *eventLogger) deliver(q *queue, e *event.Event) error {
+	ctx, cancel := context.WithTimeout(l.ctx, l.opts.SendTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, q.url, nil)
 	if err != nil {
 		return err
 	}
-	if err := cehttp.WriteRequest(binding.WithForceBinary(l.ctx), binding.ToMessage(e), req); err != nil {
+	if err := cehttp.WriteRequest(binding.WithForceBinary(ctx), binding.ToMessage(e), req); err != nil {
 		return fmt.Errorf("encoding the event: %w", err)
 	}
-	resp, err := l.client.Do(req)
-	if err != nil {
-		return err
+	var status int
+	if q.pool != nil && q.pool.takes(req) {
+		// The body of an event in binary mode is its data.
+		x, err := q.pool.send(ctx, req, e.Data())
+		if err != nil {
+			return err
+		}
+		status = x.resp.StatusCode
+		x.finish(drain(x.resp.Body, x.conn.buf))
+	} else {
+		resp, err := l.client.Do(req)
+		if err != nil {
+			return err
+		}
+		status = resp.StatusCode
+		_ = drain(resp.Body, nil)
+		resp.Body.Close()
 	}
-	// Drain a short answer, so that the connection is kept.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("the sink answered %s", resp.Status)
+	if status < 200 || status > 299 {
+		return fmt.Errorf("the sink answered %d %s", status, http.StatusText(status))
 	}
 	return nil
+}
+
+// maxSinkAnswer is the most of a sink's answer read, so that its
+// connection is kept; a longer one is cut.
+const maxSinkAnswer = 64 << 10
+
+// drain reads body to its end, through buf when given; an answer longer
+// than maxSinkAnswer is an error.
+func drain(body io.Reader, buf []byte) error {
+	n, err := io.CopyBuffer(io.Discard, io.LimitReader(body, maxSinkAnswer+1), buf)
+	if err == nil && n > maxSinkAnswer {
+		err = errors.New("the sink's answer is too long")
+	}
+	return err
 }
 
 // stats returns the counts so far.
