@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,5 +243,39 @@ func TestAnswersCutShort(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || string(b) != "whole" {
 		t.Errorf("after early hints: %d %q %v, want 200 whole", resp.StatusCode, b, err)
+	}
+}
+
+// TestTakes: only declared, small, plain exchanges with an http:// URL go
+// out on the pool.
+func TestTakes(t *testing.T) {
+	plain, _ := url.Parse("http://model")
+	tls, _ := url.Parse("https://model")
+	post := func(n int64, header ...string) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, "http://mls/", strings.NewReader(strings.Repeat("x", max(int(n), 0))))
+		req.ContentLength = n
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		return req
+	}
+	for _, tc := range []struct {
+		name   string
+		target *url.URL
+		req    *http.Request
+		want   bool
+	}{
+		{"small", plain, post(100), true},
+		{"no body", plain, post(0), true},
+		{"at the bound", plain, post(maxBufferedBody), true},
+		{"over the bound", plain, post(maxBufferedBody + 1), false},
+		{"unknown size", plain, post(-1), false},
+		{"https", tls, post(100), false},
+		{"upgrade", plain, post(0, "Connection", "Upgrade", "Upgrade", "websocket"), false},
+		{"100-continue", plain, post(100, "Expect", "100-continue"), false},
+	} {
+		if got := (&connPool{target: tc.target}).takes(tc.req); got != tc.want {
+			t.Errorf("%s: takes %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
