@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/klog/v2"
 
 	ascendsim "github.com/accelstack/accelstack/pkg/ascend/simulator"
@@ -83,8 +82,8 @@ type Config struct {
 // Agent serves the node's metrics and keeps its labels.
 type Agent struct {
 	cfg       Config
-	registry  *prometheus.Registry
 	collector *Collector
+	metrics   *metricsHandler
 }
 
 // New returns an agent for cfg. Only invalid settings are errors: a
@@ -125,6 +124,8 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	c := NewCollector(hostname, sources, pods, labels)
 
+	// The registry holds the small live families; the metrics handler
+	// encodes the device families once per snapshot, after collecting.
 	reg := prometheus.NewRegistry()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace:   "accelstack",
@@ -133,17 +134,21 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		ConstLabels: prometheus.Labels{"version": version.Get().GitVersion, "component": "node-agent"},
 	})
 	buildInfo.Set(1)
-	all := append([]prometheus.Collector{
+	handlerErrors := newHandlerErrors()
+	live := append([]prometheus.Collector{
 		buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	}, c.Collectors()...)
-	for _, col := range all {
+		handlerErrors,
+	}, c.selfCollectors()...)
+	for _, col := range live {
 		if err := reg.Register(col); err != nil {
 			return nil, fmt.Errorf("registering collector: %w", err)
 		}
 	}
-	return &Agent{cfg: cfg, registry: reg, collector: c}, nil
+	metrics := &metricsHandler{snap: c.Snapshot, live: reg, errors: handlerErrors}
+	c.collected = metrics.prepare
+	return &Agent{cfg: cfg, collector: c, metrics: metrics}, nil
 }
 
 // buildSources returns the configured sources, or the backend's.
@@ -186,7 +191,7 @@ func (a *Agent) Collector() *Collector { return a.collector }
 // Handler returns the agent's HTTP handler: /metrics and /healthz.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
+	mux.Handle("/metrics", a.metrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

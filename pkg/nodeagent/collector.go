@@ -36,8 +36,10 @@ type Collector struct {
 	labels   LabelApplier
 	hostname string
 
-	snap     atomic.Pointer[Snapshot]
-	rendered atomic.Pointer[rendered]
+	snap atomic.Pointer[Snapshot]
+	// collected, when set, runs after each collection once the snapshot
+	// is stored (the agent encodes its device families for scrapes).
+	collected func()
 
 	duration    prometheus.Histogram
 	lastSeconds prometheus.Gauge
@@ -93,10 +95,19 @@ func NewCollector(hostname string, sources []Source, pods PodLister, labels Labe
 	return c
 }
 
-// Collectors returns the agent's self-metrics and the device exporter.
+// Collectors returns the agent's self-metrics and the device exporter,
+// which renders the last snapshot at every Collect.
 func (c *Collector) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{c.duration, c.lastSeconds, c.lastTime, c.errors, c.podsUp, c.devices, exporter{snap: &c.snap, rendered: &c.rendered}}
+	return append(c.selfCollectors(), c.exporter())
 }
+
+// selfCollectors returns the agent's self-metrics.
+func (c *Collector) selfCollectors() []prometheus.Collector {
+	return []prometheus.Collector{c.duration, c.lastSeconds, c.lastTime, c.errors, c.podsUp, c.devices}
+}
+
+// exporter returns the device exporter over the last snapshot.
+func (c *Collector) exporter() exporter { return exporter{snap: c.snap.Load} }
 
 // Snapshot returns the last snapshot, or nil before the first collection.
 func (c *Collector) Snapshot() *Snapshot { return c.snap.Load() }
@@ -156,6 +167,9 @@ func (c *Collector) CollectOnce(ctx context.Context) *Snapshot {
 	c.lastSeconds.Set(elapsed)
 	c.lastTime.Set(float64(s.Time.UnixNano()) / 1e9)
 	log.V(2).Info("Collected devices", "devices", len(s.Devices), "seconds", elapsed)
+	if c.collected != nil {
+		c.collected()
+	}
 	c.applyLabels(ctx, log, s.NodeLabels)
 	return s
 }

@@ -8,7 +8,9 @@
 // source reads NPUs through pkg/ascend (DCMI or pkg/ascend/simulator).
 // Both apply the device plugin's rules (config file, XID health policy,
 // chip health codes) without linking the device plugin itself. Scrapes of
-// /metrics render the last Snapshot only and never wait on the hardware.
+// /metrics serve the last Snapshot only and never wait on the hardware:
+// its device families are encoded in the text format and compressed once,
+// after the collection, and a scrape adds the small live families.
 // GPU series carry dcgm-exporter's names and labels and NPU series
 // npu-exporter's, so existing dashboards and alert rules work unchanged.
 // The labels the sources compute (GPU Feature Discovery's names for

@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"strconv"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -21,14 +20,17 @@ type seriesSpec struct {
 	scale float64 // multiplier from the Field's unit
 }
 
+// gpuSpec is a GPU family with dcgm-exporter's labels.
 func gpuSpec(name, help string, f Field, kind prometheus.ValueType, scale float64) seriesSpec {
 	return seriesSpec{desc: prometheus.NewDesc(name, help, gpuLabels, nil), field: f, kind: kind, scale: scale}
 }
 
+// npuSpec is an NPU gauge family with npu-exporter's labels.
 func npuSpec(name, help string, f Field, scale float64) seriesSpec {
 	return seriesSpec{desc: prometheus.NewDesc(name, help, npuLabels, nil), field: f, kind: prometheus.GaugeValue, scale: scale}
 }
 
+// mib is the bytes in a MiB, the unit of the memory families.
 const mib = 1 << 20
 
 // gpuSeries are the dcgm-exporter families, with its names, units and types.
@@ -46,6 +48,7 @@ var gpuSeries = []seriesSpec{
 	gpuSpec("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.", FieldPCIeReplays, prometheus.CounterValue, 1),
 }
 
+// gpuHealthDesc is the GPU and MIG device health family.
 var gpuHealthDesc = prometheus.NewDesc("accelstack_gpu_healthy",
 	"1 when the GPU or MIG device is healthy (NVML answers and no critical XID in the quiet period), else 0.", gpuLabels, nil)
 
@@ -59,23 +62,16 @@ var npuSeries = []seriesSpec{
 	npuSpec("npu_chip_info_hbm_used_memory", "NPU HBM memory used (in MB).", FieldHBMUsedBytes, 1.0/mib),
 }
 
+// The NPU health and count families.
 var (
 	npuHealthDesc = prometheus.NewDesc("npu_chip_info_health_status", "NPU health: 1 healthy, 0 unhealthy.", npuLabels, nil)
 	npuCountDesc  = prometheus.NewDesc("machine_npu_nums", "Number of NPUs on the node.", nil, nil)
 )
 
-// exporter renders the latest snapshot; it never touches the hardware.
-// The series of a snapshot are built once, at the first scrape after it,
-// and shared by later scrapes.
+// exporter renders a snapshot's device series; it never touches the
+// hardware. The agent gathers it once per snapshot (see metricsHandler).
 type exporter struct {
-	snap     *atomic.Pointer[Snapshot]
-	rendered *atomic.Pointer[rendered]
-}
-
-// rendered are the series of one snapshot.
-type rendered struct {
-	snap    *Snapshot
-	metrics []prometheus.Metric
+	snap func() *Snapshot
 }
 
 var _ prometheus.Collector = exporter{}
@@ -93,42 +89,13 @@ func (e exporter) Describe(ch chan<- *prometheus.Desc) {
 	ch <- npuCountDesc
 }
 
-// Collect renders the last snapshot: one series per device, or per
-// container holding it, so that a GPU shared by several pods has one
-// series for each.
+// Collect renders the snapshot: one series per device, or per container
+// holding it, so that a GPU shared by several pods has one series for each.
 func (e exporter) Collect(ch chan<- prometheus.Metric) {
-	s := e.snap.Load()
+	s := e.snap()
 	if s == nil {
 		return
 	}
-	r := e.rendered.Load()
-	if r == nil || r.snap != s {
-		r = &rendered{snap: s, metrics: render(s)}
-		e.rendered.Store(r)
-	}
-	for _, m := range r.metrics {
-		ch <- m
-	}
-}
-
-// render builds a snapshot's series.
-func render(s *Snapshot) []prometheus.Metric {
-	ch := make(chan prometheus.Metric, 256)
-	var out []prometheus.Metric
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m := range ch {
-			out = append(out, m)
-		}
-	}()
-	renderTo(ch, s)
-	close(ch)
-	<-done
-	return out
-}
-
-func renderTo(ch chan<- prometheus.Metric, s *Snapshot) {
 	npus := 0
 	for i := range s.Devices {
 		d := &s.Devices[i]
@@ -153,6 +120,7 @@ func renderTo(ch chan<- prometheus.Metric, s *Snapshot) {
 	}
 }
 
+// collectGPU sends a GPU or MIG device's series for one owner.
 func collectGPU(ch chan<- prometheus.Metric, hostname string, d *Device, o Owner) {
 	uuid, profile, giID := d.ID, "", ""
 	if d.MIG != nil {
@@ -167,6 +135,7 @@ func collectGPU(ch chan<- prometheus.Metric, hostname string, d *Device, o Owner
 	ch <- prometheus.MustNewConstMetric(gpuHealthDesc, prometheus.GaugeValue, boolValue(d.Healthy), labels...)
 }
 
+// collectNPU sends an NPU's series for one owner.
 func collectNPU(ch chan<- prometheus.Metric, d *Device, o Owner) {
 	labels := []string{d.Index, d.Model, d.PCIBusID, o.Namespace, o.Pod, o.Container}
 	for _, spec := range npuSeries {
@@ -177,6 +146,7 @@ func collectNPU(ch chan<- prometheus.Metric, d *Device, o Owner) {
 	ch <- prometheus.MustNewConstMetric(npuHealthDesc, prometheus.GaugeValue, boolValue(d.Healthy), labels...)
 }
 
+// boolValue is 1 for true, 0 for false.
 func boolValue(b bool) float64 {
 	if b {
 		return 1

@@ -111,7 +111,7 @@ func (l *logSink) count(s string) int {
 }
 
 // newSimSource returns an NVIDIA source on a simulated profile.
-func newSimSource(t *testing.T, profile, configFile string) (*NVIDIASource, *simulator.Simulator) {
+func newSimSource(t testing.TB, profile, configFile string) (*NVIDIASource, *simulator.Simulator) {
 	t.Helper()
 	sim, err := simulator.New(profile)
 	if err != nil {
