@@ -112,6 +112,14 @@ func iniValue(v string) string {
 //   - --vfs-write-back 1s: rclone uploads a closed file after this delay
 //     (5s by default), and a durable write waits for it in full; 1s still
 //     uploads a file closed and reopened at once only once.
+//   - --s3-list-version 2: for S3 servers of no known provider rclone lists
+//     with ListObjects v1, whose pages versitygw served 0.08 s slower per
+//     10000 keys and which carry each object's owner to decode; with v2,
+//     `ls` of 10000 objects on a fresh mount took 0.52-0.98 s against
+//     0.60-1.18 s, faster in 11 of 12 interleaved pairs at load 4.5-7.2
+//     (by 0.14 s in the median). The driver's own listings (minio-go)
+//     already use v2, so no server that works with the driver lacks it;
+//     --s3-list-version=1 in a volume's options goes back.
 //
 // Left at rclone's defaults, as they measured no better otherwise: the
 // chunked reader (--vfs-read-chunk-streams 0 with 128 MiB chunks,
@@ -120,7 +128,7 @@ func iniValue(v string) string {
 // --s3-chunk-size 5M; 8 streams or 16 MiB or 64 MiB parts were within the
 // noise). Volumes behind a high-latency link may set them in their
 // options.
-var rcloneDefaults = []string{"--vfs-write-back", "1s"}
+var rcloneDefaults = []string{"--vfs-write-back", "1s", "--s3-list-version", "2"}
 
 // Command writes rclone.conf (and ca.pem) into dir and returns
 // `rclone mount2 s3:bucket/prefix target ...`. Timeouts are short so that
