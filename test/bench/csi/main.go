@@ -8,6 +8,10 @@
 // /dev/fuse: without root it prints nothing on standard output and says why
 // on standard error. It prints a markdown table.
 //
+// With rclone among the mounters, streaming rows measure the write tests
+// again on read-write volumes whose vfsCacheMode uploads while a file is
+// written (off, or minimal): what checkpoint volumes use.
+//
 // The environment sets the sizes and what runs:
 //
 //	ACCELSTACK_CSI_BENCH_MIB          the large file, MiB (1024)
@@ -20,6 +24,15 @@
 //	                                  the volumes' options attribute, to
 //	                                  compare mounter options
 //	ACCELSTACK_CSI_BENCH_READ_ONLY    "false" skips the read-only rows
+//	ACCELSTACK_CSI_BENCH_STREAMING    the vfsCacheMode of each streaming
+//	                                  row, comma separated (off,minimal);
+//	                                  "false" skips them
+//	ACCELSTACK_CSI_BENCH_STREAMING_OPTIONS
+//	                                  the streaming volumes' options
+//	                                  attribute (none)
+//	ACCELSTACK_CSI_BENCH_KEEP         "true" keeps the run's temp dir
+//	                                  (versitygw's and the plugin's logs)
+//	                                  and prints its path on standard error
 package main
 
 import (
@@ -71,6 +84,32 @@ type result struct {
 	load                       string
 }
 
+// row is how one row mounts its volumes and what it measures.
+type row struct {
+	// mounter is the volumes' mounter attribute.
+	mounter string
+	// readOnly measures only the reads, on volumes with readOnly set.
+	readOnly bool
+	// cacheMode, when set, is the volumes' vfsCacheMode attribute, and the
+	// row measures only the write tests (a streaming row).
+	cacheMode string
+	// options is the volumes' options attribute.
+	options string
+}
+
+// name is the row's name in the table.
+func (rw row) name() string {
+	switch {
+	case rw.cacheMode != "" && rw.options != "":
+		return fmt.Sprintf("%s streaming (vfsCacheMode %s, %s)", rw.mounter, rw.cacheMode, rw.options)
+	case rw.cacheMode != "":
+		return fmt.Sprintf("%s streaming (vfsCacheMode %s)", rw.mounter, rw.cacheMode)
+	case rw.readOnly:
+		return rw.mounter + " read-only"
+	}
+	return rw.mounter
+}
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench csi:", err)
@@ -103,12 +142,29 @@ func run() error {
 		mounters = strings.Split(s, ",")
 	}
 	withReadOnly := os.Getenv("ACCELSTACK_CSI_BENCH_READ_ONLY") != "false"
+	var rows []row
+	for _, m := range mounters {
+		opts := os.Getenv("ACCELSTACK_CSI_BENCH_" + strings.ToUpper(m) + "_OPTIONS")
+		rows = append(rows, row{mounter: m, options: opts})
+		if withReadOnly {
+			rows = append(rows, row{mounter: m, readOnly: true, options: opts})
+		}
+	}
+	streaming, err := streamingRows(mounters)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, streaming...)
 
 	dir, err := os.MkdirTemp("", "csi-bench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if os.Getenv("ACCELSTACK_CSI_BENCH_KEEP") == "true" {
+		defer fmt.Fprintln(os.Stderr, "bench csi: kept", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	defer unmountUnder(dir)
 	port, err := harness.FreePort()
 	if err != nil {
@@ -174,35 +230,52 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	rows := []result{raw}
-	for _, m := range mounters {
-		r, err := b.mounter(ctx, m, false)
+	results := []result{raw}
+	for _, rw := range rows {
+		r, err := b.measure(ctx, rw)
 		if err != nil {
-			return fmt.Errorf("%s: %w", m, err)
+			return fmt.Errorf("%s: %w", rw.name(), err)
 		}
-		rows = append(rows, r)
-		if !withReadOnly {
-			continue
-		}
-		if r, err = b.mounter(ctx, m, true); err != nil {
-			return fmt.Errorf("%s read-only: %w", m, err)
-		}
-		rows = append(rows, r)
+		results = append(results, r)
 	}
-	printTable(sz, rows, loadStart)
+	printTable(sz, results, len(streaming) > 0, loadStart)
 	return nil
+}
+
+// streamingRows are the streaming rows ACCELSTACK_CSI_BENCH_STREAMING
+// asks for, none when rclone is not among the mounters.
+func streamingRows(mounters []string) ([]row, error) {
+	modes := os.Getenv("ACCELSTACK_CSI_BENCH_STREAMING")
+	if modes == "false" || !slices.Contains(mounters, "rclone") {
+		return nil, nil
+	}
+	if modes == "" {
+		modes = "off,minimal"
+	}
+	var rows []row
+	for _, mode := range strings.Split(modes, ",") {
+		if mode != "off" && mode != "minimal" {
+			return nil, fmt.Errorf("ACCELSTACK_CSI_BENCH_STREAMING: %q is not off or minimal, the cache modes that upload while a file is written", mode)
+		}
+		rows = append(rows, row{mounter: "rclone", cacheMode: mode, options: os.Getenv("ACCELSTACK_CSI_BENCH_STREAMING_OPTIONS")})
+	}
+	return rows, nil
 }
 
 // printTable prints the markdown table, each figure with its ratio to the
 // raw client's.
-func printTable(sz sizes, rows []result, loadStart string) {
+func printTable(sz sizes, rows []result, streaming bool, loadStart string) {
 	raw := rows[0]
 	fmt.Printf("csi-s3 on one versitygw (posix backend, loopback), page cache of the objects dropped before each read; ratios (in parentheses) against raw minio-go in the same run. "+
 		"Write: %d MiB, timed until the object is in S3 with its size (sha256 checked after). Read: the same file, cold. "+
 		"Parallel: %d readers of %d MiB files at once, aggregate (raw: %d GETs at once). %d x 4 KiB files. "+
-		"ls: the names of a %d-object prefix on a fresh mount (raw: one ListObjects). Peak RSS: the mount daemon's during the reads. "+
-		"Load: the 1-minute load average as the row started (%s when the run started).\n\n",
-		sz.bigMiB, sz.readers, sz.readerMiB, sz.readers, sz.small, sz.list, loadStart)
+		"ls: the names of a %d-object prefix on a fresh mount (raw: one ListObjects). Peak RSS: the mount daemon's during the reads. ",
+		sz.bigMiB, sz.readers, sz.readerMiB, sz.readers, sz.small, sz.list)
+	if streaming {
+		fmt.Print("Streaming rows: the write tests alone, on read-write volumes with that vfsCacheMode (and options), whose daemon uploads while the file is written and whose close returns once the object is in S3; " +
+			"every write test writes whole files front to back, so all work in these modes; their reads are the read-only rows' (cache mode off) and are not repeated; peak RSS is the daemon's during the large write. ")
+	}
+	fmt.Printf("Load: the 1-minute load average as the row started (%s when the run started).\n\n", loadStart)
 	fmt.Println("| path | write MB/s | read MB/s | parallel read MB/s | 4 KiB create/s | 4 KiB read/s | ls | daemon peak RSS | Stage+Publish p50 | Unpublish+Unstage p50 | load |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	ratio := func(v, ref float64) string {
@@ -386,23 +459,24 @@ type mount struct {
 	done            func() error
 }
 
-// mounter measures one mounter through published mounts. Every test uses a
+// measure measures one row through published mounts. Every test uses a
 // fresh mount so that no cache of the mounter serves it. A read-only row
-// measures only the reads, on volumes with readOnly set.
-func (b *bench) mounter(ctx context.Context, m string, readOnly bool) (result, error) {
-	r := result{name: m, load: loadAvg()}
-	if readOnly {
-		r.name += " read-only"
-	}
+// measures only the reads, on volumes with readOnly set; a streaming row
+// only the writes, on volumes with its vfsCacheMode.
+func (b *bench) measure(ctx context.Context, rw row) (result, error) {
+	r := result{name: rw.name(), load: loadAvg()}
 	var stageTimes, unstageTimes []time.Duration
 	seq := 0
 	mountOnce := func(prefix string) (mount, error) {
-		volCtx := map[string]string{"mounter": m, "bucket": bucket, "prefix": prefix}
-		if o := os.Getenv("ACCELSTACK_CSI_BENCH_" + strings.ToUpper(m) + "_OPTIONS"); o != "" {
-			volCtx["options"] = o
+		volCtx := map[string]string{"mounter": rw.mounter, "bucket": bucket, "prefix": prefix}
+		if rw.options != "" {
+			volCtx["options"] = rw.options
+		}
+		if rw.cacheMode != "" {
+			volCtx["vfsCacheMode"] = rw.cacheMode
 		}
 		mode := csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER
-		if readOnly {
+		if rw.readOnly {
 			volCtx["readOnly"] = "true"
 			mode = csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY
 		}
@@ -411,13 +485,16 @@ func (b *bench) mounter(ctx context.Context, m string, readOnly bool) (result, e
 			AccessMode: &csipb.VolumeCapability_AccessMode{Mode: mode},
 		}
 		seq++
-		volID := fmt.Sprintf("bench-%s-%t-%d", m, readOnly, seq)
+		volID := fmt.Sprintf("bench-%s-%t-%d", rw.mounter, rw.readOnly, seq)
+		if rw.cacheMode != "" {
+			volID = fmt.Sprintf("bench-%s-streaming-%s-%d", rw.mounter, rw.cacheMode, seq)
+		}
 		staging, target := filepath.Join(b.dir, volID+"-staging"), filepath.Join(b.dir, volID+"-target")
 		start := time.Now()
 		if _, err := b.node.NodeStageVolume(ctx, &csipb.NodeStageVolumeRequest{VolumeId: volID, StagingTargetPath: staging, VolumeContext: volCtx, Secrets: b.secrets, VolumeCapability: capability}); err != nil {
 			return mount{}, err
 		}
-		if _, err := b.node.NodePublishVolume(ctx, &csipb.NodePublishVolumeRequest{VolumeId: volID, StagingTargetPath: staging, TargetPath: target, VolumeContext: volCtx, VolumeCapability: capability, Readonly: readOnly}); err != nil {
+		if _, err := b.node.NodePublishVolume(ctx, &csipb.NodePublishVolumeRequest{VolumeId: volID, StagingTargetPath: staging, TargetPath: target, VolumeContext: volCtx, VolumeCapability: capability, Readonly: rw.readOnly}); err != nil {
 			return mount{}, err
 		}
 		stageTimes = append(stageTimes, time.Since(start))
@@ -434,10 +511,20 @@ func (b *bench) mounter(ctx context.Context, m string, readOnly bool) (result, e
 		}}, nil
 	}
 
-	if !readOnly {
-		if err := b.mounterWrites(ctx, &r, m, mountOnce); err != nil {
+	// Each row writes under a prefix of its own.
+	writePrefix := rw.mounter
+	if rw.cacheMode != "" {
+		writePrefix += "-streaming-" + rw.cacheMode
+	}
+	if !rw.readOnly {
+		if err := b.mounterWrites(ctx, &r, writePrefix, rw.cacheMode != "", mountOnce); err != nil {
 			return r, err
 		}
+	}
+	if rw.cacheMode != "" {
+		// Reads of a streaming volume are those of the read-only rows
+		// (cache mode off), and its few mounts make no percentile.
+		return r, nil
 	}
 
 	// Reads of the data set, cold, then the parallel readers, on one fresh
@@ -492,7 +579,7 @@ func (b *bench) mounter(ctx context.Context, m string, readOnly bool) (result, e
 	}
 
 	for len(stageTimes) < 11 {
-		mt, err := mountOnce(m)
+		mt, err := mountOnce(writePrefix)
 		if err != nil {
 			return r, err
 		}
@@ -504,16 +591,16 @@ func (b *bench) mounter(ctx context.Context, m string, readOnly bool) (result, e
 	return r, nil
 }
 
-// mounterWrites measures the writes of a read-write volume under the
-// mounter's own prefix: the durable large write, then the small files
-// (created until unstage returns, so until rclone has uploaded them, and
-// read on a fresh mount).
-func (b *bench) mounterWrites(ctx context.Context, r *result, m string, mountOnce func(prefix string) (mount, error)) error {
-	mt, err := mountOnce(m)
+// mounterWrites measures the writes of a read-write volume under prefix:
+// the durable large write, then the small files (created until unstage
+// returns, so until rclone has uploaded them, and read on a fresh mount).
+// With writePeak the daemon's peak memory is taken after the large write.
+func (b *bench) mounterWrites(ctx context.Context, r *result, prefix string, writePeak bool, mountOnce func(prefix string) (mount, error)) error {
+	mt, err := mountOnce(prefix)
 	if err != nil {
 		return err
 	}
-	key := m + "/big.bin"
+	key := prefix + "/big.bin"
 	start := time.Now()
 	if err := os.WriteFile(filepath.Join(mt.target, "big.bin"), b.data, 0o644); err != nil {
 		return err
@@ -522,6 +609,11 @@ func (b *bench) mounterWrites(ctx context.Context, r *result, m string, mountOnc
 		return err
 	}
 	r.writeMBs = mbs(len(b.data), time.Since(start))
+	if writePeak {
+		if mem, err := harness.ProcessMemory(daemonPID(mt.staging)); err == nil {
+			r.daemonPeak = mem.Peak
+		}
+	}
 	if err := b.checkObject(ctx, key); err != nil {
 		return err
 	}
@@ -529,7 +621,7 @@ func (b *bench) mounterWrites(ctx context.Context, r *result, m string, mountOnc
 		return err
 	}
 
-	if mt, err = mountOnce(m); err != nil {
+	if mt, err = mountOnce(prefix); err != nil {
 		return err
 	}
 	start = time.Now()
@@ -543,7 +635,7 @@ func (b *bench) mounterWrites(ctx context.Context, r *result, m string, mountOnc
 	}
 	r.smallCreate = float64(b.sz.small) / time.Since(start).Seconds()
 
-	if mt, err = mountOnce(m); err != nil {
+	if mt, err = mountOnce(prefix); err != nil {
 		return err
 	}
 	start = time.Now()
