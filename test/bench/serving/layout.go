@@ -82,7 +82,7 @@ func (l *layout) measure(ctx context.Context, client *http.Client, backends []*b
 	for _, b := range backends {
 		nb := &backend{title: b.title}
 		for _, p := range b.paths {
-			nb.paths = append(nb.paths, &path{name: p.name, url: p.url, router: p.router, model: p.model})
+			nb.paths = append(nb.paths, &path{name: p.name, url: p.url, router: p.router, model: p.model, sink: p.sink})
 		}
 		l.backends = append(l.backends, nb)
 	}
@@ -94,7 +94,7 @@ func (l *layout) measure(ctx context.Context, client *http.Client, backends []*b
 		for _, b := range l.backends {
 			for _, p := range b.paths {
 				l.loads = append(l.loads, loadAverage())
-				cpu0, mcpu0 := p.router.cpu(), p.model.cpu()
+				cpu0, mcpu0, scpu0 := p.router.cpu(), p.model.cpu(), p.sink.cpu()
 				t0 := time.Now()
 				lat, err := load(ctx, client, p.url, conc, requests/rounds)
 				if err != nil {
@@ -103,6 +103,7 @@ func (l *layout) measure(ctx context.Context, client *http.Client, backends []*b
 				p.secs += time.Since(t0).Seconds()
 				p.cpu += p.router.cpu() - cpu0
 				p.mcpu += p.model.cpu() - mcpu0
+				p.scpu += p.sink.cpu() - scpu0
 				p.lat = append(p.lat, lat...)
 				if strings.HasSuffix(p.name, "logger on") {
 					l.logged += int64(len(lat))
@@ -121,21 +122,24 @@ func (l *layout) print() {
 	fmt.Printf("**%s** (load average, 1 minute, at the turns of the paths: %.2f to %.2f):\n\n", l.title, slices.Min(l.loads), slices.Max(l.loads))
 	for _, b := range l.backends {
 		fmt.Printf("Behind %s:\n\n", b.title)
-		fmt.Println("| path | p50 | p99 | added p99 | requests/s | ratio | router CPU per request | model server CPU per request | targets |")
-		fmt.Println("|---|---|---|---|---|---|---|---|---|")
+		fmt.Println("| path | p50 | p99 | added p99 | requests/s | ratio | router CPU per request | model server CPU per request | sink CPU per request | targets |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 		direct := b.paths[0]
 		drps := float64(len(direct.lat)) / direct.secs
 		for i, p := range b.paths {
 			rps := float64(len(p.lat)) / p.secs
-			added, cpu, met := "—", "—", "—"
+			added, cpu, scpu, met := "—", "—", "—", "—"
 			if i > 0 {
 				d := pct(p.lat, 99) - pct(direct.lat, 99)
 				added = d.Round(time.Microsecond).String()
 				cpu = (p.cpu / time.Duration(len(p.lat))).Round(time.Microsecond).String()
 				met = targets(d, rps/drps)
 			}
+			if p.sink != nil {
+				scpu = (p.scpu / time.Duration(len(p.lat))).Round(time.Microsecond).String()
+			}
 			mcpu := (p.mcpu / time.Duration(len(p.lat))).Round(time.Microsecond)
-			fmt.Printf("| %s | %s | %s | %s | %.0f | %.2f | %s | %s | %s |\n", p.name, pct(p.lat, 50), pct(p.lat, 99), added, rps, rps/drps, cpu, mcpu, met)
+			fmt.Printf("| %s | %s | %s | %s | %.0f | %.2f | %s | %s | %s | %s |\n", p.name, pct(p.lat, 50), pct(p.lat, 99), added, rps, rps/drps, cpu, mcpu, scpu, met)
 		}
 		fmt.Println()
 	}

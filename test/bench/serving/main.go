@@ -111,6 +111,8 @@ type path struct {
 	model  *process
 	cpu    time.Duration // of the router
 	mcpu   time.Duration // of the model server
+	sink   *process      // the logger's sink; nil with the logger off
+	scpu   time.Duration // of the sink
 }
 
 // backend is a model server and the paths to it.
@@ -186,7 +188,7 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 	if err != nil {
 		return err
 	}
-	_, sinkURL, err := start(sinkName, []string{roleEnv + "=sink"}, self, "ADDR")
+	sinkProc, sinkURL, err := start(sinkName, []string{roleEnv + "=sink"}, self, "ADDR")
 	if err != nil {
 		return err
 	}
@@ -236,7 +238,7 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 		if err != nil {
 			return err
 		}
-		off.model, on.model = b.model, b.model
+		off.model, on.model, on.sink = b.model, b.model, sinkProc
 		backends = append(backends, &backend{title: b.title, paths: []*path{{name: "direct to the model server", url: b.url, model: b.model}, off, on}})
 	}
 
@@ -267,7 +269,7 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 		return err
 	}
 
-	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's and the model server's processes used, over the requests of the path. The same processes are measured in %d layouts of the CPUs, one after the other.\n\n",
+	fmt.Printf("The router (cmd/serving-router) in front of a model server, against the same requests sent straight to the model server. The client (this program), the router, the model server and the logger's sink are processes of their own on loopback TCP. Each path: %d prediction requests (%d bytes, answer %d bytes) from %d clients at once, each sending its next request when the last is answered, in %d rounds in which the paths take turns. With the logger on, the router sends every request and response (mode all) to the sink. CPU per request is the CPU time the router's, the model server's and the sink's processes used, over the requests of the path. The same processes are measured in %d layouts of the CPUs, one after the other.\n\n",
 		requests/rounds*rounds, len(requestBody), len(responseBody), conc, rounds, len(layouts))
 	for _, l := range layouts {
 		l.print()
