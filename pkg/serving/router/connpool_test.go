@@ -22,12 +22,30 @@ type seen struct {
 	header                  http.Header
 }
 
+// connCounts counts a server's connections.
+type connCounts struct{ opened, closed atomic.Int64 }
+
+// startCounting starts s, counting its connections.
+func startCounting(t *testing.T, s *httptest.Server) *connCounts {
+	var c connCounts
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			c.opened.Add(1)
+		case http.StateClosed:
+			c.closed.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return &c
+}
+
 // recorder returns a release that records its requests, answers "ok",
-// and counts the connections it opened and closed.
-func recorder(t *testing.T, configure func(*http.Server)) (*httptest.Server, func() []seen, *[2]atomic.Int64) {
+// and counts its connections.
+func recorder(t *testing.T, configure func(*http.Server)) (*httptest.Server, func() []seen, *connCounts) {
 	var mu sync.Mutex
 	var got []seen
-	var conns [2]atomic.Int64
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
@@ -35,24 +53,15 @@ func recorder(t *testing.T, configure func(*http.Server)) (*httptest.Server, fun
 		mu.Unlock()
 		_, _ = io.WriteString(w, "ok")
 	}))
-	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		switch st {
-		case http.StateNew:
-			conns[0].Add(1)
-		case http.StateClosed:
-			conns[1].Add(1)
-		}
-	}
 	if configure != nil {
 		configure(s.Config)
 	}
-	s.Start()
-	t.Cleanup(s.Close)
+	conns := startCounting(t, s)
 	return s, func() []seen {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]seen(nil), got...)
-	}, &conns
+	}, conns
 }
 
 // TestForwardedAsTheReverseProxy: a request the pool sends in one piece
@@ -116,16 +125,16 @@ func TestConnectionsKept(t *testing.T) {
 			t.Fatalf("request %d: %d %q", i, code, body)
 		}
 	}
-	if n := conns[0].Load(); n != 1 {
+	if n := conns.opened.Load(); n != 1 {
 		t.Errorf("20 requests in turn took %d connections, want 1", n)
 	}
-	for deadline := time.Now().Add(10 * time.Second); conns[1].Load() == 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); conns.closed.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond) // until the release closes it
 	}
 	if code, _ := do(t, r, "mls", "/", "x", nil); code != http.StatusOK {
 		t.Errorf("after the release closed the idle connection: %d, want 200", code)
 	}
-	if n := conns[0].Load(); n != 2 {
+	if n := conns.opened.Load(); n != 2 {
 		t.Errorf("%d connections after the idle one was closed, want 2", n)
 	}
 	if n := len(got()); n != 21 {
@@ -136,18 +145,11 @@ func TestConnectionsKept(t *testing.T) {
 // TestConnectionClose: a release answering Connection: close gets the
 // next request on a new connection.
 func TestConnectionClose(t *testing.T) {
-	var conns atomic.Int64
 	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		_, _ = io.WriteString(w, "bye")
 	}))
-	up.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	up.Start()
-	t.Cleanup(up.Close)
+	conns := startCounting(t, up)
 	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
 	for i := range 3 {
 		w := httptest.NewRecorder()
@@ -156,7 +158,7 @@ func TestConnectionClose(t *testing.T) {
 			t.Fatalf("request %d: %d %q, Connection %q", i, w.Code, w.Body, w.Header().Get("Connection"))
 		}
 	}
-	if n := conns.Load(); n != 3 {
+	if n := conns.opened.Load(); n != 3 {
 		t.Errorf("3 answers with Connection: close took %d connections, want 3", n)
 	}
 }

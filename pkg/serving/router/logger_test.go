@@ -2,10 +2,8 @@ package router
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -25,19 +23,12 @@ func TestLoggerSinkStatus(t *testing.T) {
 		{"not found", http.StatusNotFound, 0, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var conns atomic.Int64
 			s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body)
 				w.WriteHeader(tc.status)
 				_, _ = io.WriteString(w, "answer")
 			}))
-			s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-				if st == http.StateNew {
-					conns.Add(1)
-				}
-			}
-			s.Start()
-			t.Cleanup(s.Close)
+			conns := startCounting(t, s)
 			opts := DefaultOptions()
 			opts.Workers = 1
 			r := newRouter(t, &Config{Name: "mls", Releases: []Target{
@@ -51,7 +42,7 @@ func TestLoggerSinkStatus(t *testing.T) {
 			if st := r.Stats(); st.Sent != tc.wantSent || st.Failed != tc.wantFailed {
 				t.Errorf("stats %+v, want %d sent and %d failed", st, tc.wantSent, tc.wantFailed)
 			}
-			if n := conns.Load(); n != 1 {
+			if n := conns.opened.Load(); n != 1 {
 				t.Errorf("%d connections to the sink for 2 events, want 1", n)
 			}
 		})
