@@ -30,21 +30,29 @@ import (
 type connPool struct {
 	target *url.URL
 	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
-	mu     sync.Mutex
-	idle   []*upstreamConn
+	// idleTimeout closes a connection idle longer, so that a release's
+	// new pods get connections as its old ones are given up.
+	idleTimeout time.Duration
+	mu          sync.Mutex
+	idle        []*upstreamConn // the most recently used last
 }
 
-// maxIdleUpstream is how many idle connections a URL keeps.
-const maxIdleUpstream = 256
+// The idle connections a URL keeps, at most, and for how long; as the
+// router's http.Transport keeps them.
+const (
+	maxIdleUpstream     = 256
+	upstreamIdleTimeout = 90 * time.Second
+)
 
 // upstreamConn is a connection with its buffers: those of its reads and
 // writes, and the one its answers are copied through, so that a request
 // on a kept connection allocates none.
 type upstreamConn struct {
 	net.Conn
-	r   *bufio.Reader
-	w   *bufio.Writer
-	buf []byte
+	r         *bufio.Reader
+	w         *bufio.Writer
+	buf       []byte
+	idleSince time.Time
 }
 
 // exchange is a request sent and the head of its answer.
@@ -177,7 +185,8 @@ func (u *connPool) outgoing(req *http.Request) *http.Request {
 	return out
 }
 
-// get returns an idle connection that is still open, or dials one.
+// get returns an idle connection that is still open and not idle for
+// longer than the idle timeout, or dials one.
 func (u *connPool) get(ctx context.Context) (*upstreamConn, error) {
 	for {
 		u.mu.Lock()
@@ -189,7 +198,7 @@ func (u *connPool) get(ctx context.Context) (*upstreamConn, error) {
 		c := u.idle[n-1]
 		u.idle = u.idle[:n-1]
 		u.mu.Unlock()
-		if alive(c) {
+		if time.Since(c.idleSince) < u.timeout() && alive(c) {
 			return c, nil
 		}
 		c.Close()
@@ -201,21 +210,42 @@ func (u *connPool) get(ctx context.Context) (*upstreamConn, error) {
 	return &upstreamConn{Conn: nc, r: bufio.NewReaderSize(nc, 4<<10), w: bufio.NewWriterSize(nc, 4<<10), buf: make([]byte, 16<<10)}, nil
 }
 
-// put keeps c for another request, or closes it when enough are kept.
+// put keeps c for another request, or closes it when enough are kept,
+// and closes those idle longer than the idle timeout.
 func (u *connPool) put(c *upstreamConn) {
 	if c.r.Buffered() > 0 { // bytes nobody asked for: not HTTP/1.1 as we know it
 		c.Close()
 		return
 	}
+	c.idleSince = time.Now()
+	cutoff := c.idleSince.Add(-u.timeout())
+	var stale []*upstreamConn
 	u.mu.Lock()
 	if len(u.idle) < maxIdleUpstream {
 		u.idle = append(u.idle, c)
-		c = nil
+	} else {
+		stale = append(stale, c)
+	}
+	n := 0 // the least recently used come first
+	for n < len(u.idle) && u.idle[n].idleSince.Before(cutoff) {
+		n++
+	}
+	if n > 0 {
+		stale = append(stale, u.idle[:n]...)
+		u.idle = append(u.idle[:0], u.idle[n:]...)
 	}
 	u.mu.Unlock()
-	if c != nil {
-		c.Close()
+	for _, s := range stale {
+		s.Close()
 	}
+}
+
+// timeout is the pool's idle timeout.
+func (u *connPool) timeout() time.Duration {
+	if u.idleTimeout > 0 {
+		return u.idleTimeout
+	}
+	return upstreamIdleTimeout
 }
 
 // alive says whether an idle connection is still open: a peek at its

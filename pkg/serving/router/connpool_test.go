@@ -281,3 +281,38 @@ func TestTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleTimeout: a connection idle longer than the pool's idle timeout
+// is closed rather than used, so that new pods of a release get
+// connections; one used within it is kept.
+func TestIdleTimeout(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}))
+	conns := startCounting(t, up)
+	target, _ := url.Parse(up.URL)
+	d := &net.Dialer{}
+	pool := &connPool{target: target, dial: d.DialContext, idleTimeout: 200 * time.Millisecond}
+	send := func() {
+		w := httptest.NewRecorder()
+		if err := pool.serve(w, httptest.NewRequest(http.MethodPost, "http://mls/", strings.NewReader("x"))); err != nil || w.Body.String() != "ok" {
+			t.Fatalf("%v, body %q", err, w.Body)
+		}
+	}
+	send()
+	send()
+	if n := conns.opened.Load(); n != 1 {
+		t.Fatalf("two requests within the idle timeout took %d connections, want 1", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	send()
+	if n := conns.opened.Load(); n != 2 {
+		t.Errorf("a request after the idle timeout took %d connections in all, want 2", n)
+	}
+	for deadline := time.Now().Add(10 * time.Second); conns.closed.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := conns.closed.Load(); n != 1 {
+		t.Errorf("%d connections closed, want the idle one", n)
+	}
+}
