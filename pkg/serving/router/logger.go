@@ -42,9 +42,10 @@ type Stats struct {
 
 // eventLogger delivers events to the logger URLs, through a bounded queue
 // and workers per URL. It writes each event into its POST with the
-// CloudEvents HTTP binding (binary mode) and sends it with a plain
-// http.Client: the SDK's client would validate, default and trace each
-// event again, for nothing.
+// CloudEvents HTTP binding (binary mode) and sends it on the URL's
+// connection pool (an http:// URL) or with a plain http.Client (https://):
+// the SDK's client would validate, default and trace each event again, for
+// nothing.
 type eventLogger struct {
 	opts   Options
 	client *http.Client
