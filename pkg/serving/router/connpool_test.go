@@ -284,7 +284,7 @@ func TestTakes(t *testing.T) {
 
 // TestIdleTimeout: a connection idle longer than the pool's idle timeout
 // is closed rather than used, so that new pods of a release get
-// connections; one used within it is kept.
+// connections (TestConnectionsKept has one used within it kept).
 func TestIdleTimeout(t *testing.T) {
 	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok")
@@ -292,7 +292,7 @@ func TestIdleTimeout(t *testing.T) {
 	conns := startCounting(t, up)
 	target, _ := url.Parse(up.URL)
 	d := &net.Dialer{}
-	pool := &connPool{target: target, dial: d.DialContext, idleTimeout: 200 * time.Millisecond}
+	pool := &connPool{target: target, dial: d.DialContext, idleTimeout: 100 * time.Millisecond}
 	send := func() {
 		w := httptest.NewRecorder()
 		if err := pool.serve(w, httptest.NewRequest(http.MethodPost, "http://mls/", strings.NewReader("x"))); err != nil || w.Body.String() != "ok" {
@@ -300,11 +300,7 @@ func TestIdleTimeout(t *testing.T) {
 		}
 	}
 	send()
-	send()
-	if n := conns.opened.Load(); n != 1 {
-		t.Fatalf("two requests within the idle timeout took %d connections, want 1", n)
-	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond) // past the idle timeout, whatever the load
 	send()
 	if n := conns.opened.Load(); n != 2 {
 		t.Errorf("a request after the idle timeout took %d connections in all, want 2", n)
