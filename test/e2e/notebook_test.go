@@ -350,6 +350,13 @@ func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.R
 // its channels' websocket, as Jupyter's front ends do, and reads the
 // kernel's messages until the websocket closes, answering pings. The
 // websocket is closed at the latest when the test ends.
+//
+// Like JupyterLab on connecting, it first asks the kernel for its info on
+// the control and the shell channels and waits for both replies. The
+// server's own kernel_info requests of the connection (its "nudges", on
+// both channels) are then answered too: answered by the kernel's control
+// thread during the execution, one would set the state that Jupyter's
+// server (notebook 6) reports to idle, as every status message does.
 func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *websocket.Conn {
 	t.Helper()
 	u, err := url.Parse(base)
@@ -368,24 +375,28 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 	if err != nil {
 		t.Fatalf("websocket %s: %v", wsURL, err)
 	}
-	msg := map[string]any{
-		"header": map[string]any{
-			"msg_id": randomHex(t), "session": randomHex(t), "username": "e2e", "msg_type": "execute_request",
-			"version": "5.3", "date": time.Now().UTC().Format(time.RFC3339Nano),
-		},
-		"parent_header": map[string]any{},
-		"metadata":      map[string]any{},
-		"content": map[string]any{
-			"code": code, "silent": false, "store_history": false, "user_expressions": map[string]any{},
-			"allow_stdin": false, "stop_on_error": true,
-		},
-		"channel": "shell",
-		"buffers": []any{},
+	session := randomHex(t)
+	send := func(channel, msgType string, content map[string]any) string {
+		t.Helper()
+		msgID := randomHex(t)
+		msg := map[string]any{
+			"header": map[string]any{
+				"msg_id": msgID, "session": session, "username": "e2e", "msg_type": msgType,
+				"version": "5.3", "date": time.Now().UTC().Format(time.RFC3339Nano),
+			},
+			"parent_header": map[string]any{},
+			"metadata":      map[string]any{},
+			"content":       content,
+			"channel":       channel,
+			"buffers":       []any{},
+		}
+		if err := websocket.JSON.Send(ws, msg); err != nil {
+			ws.Close()
+			t.Fatalf("sending the %s on %s: %v", msgType, channel, err)
+		}
+		return msgID
 	}
-	if err := websocket.JSON.Send(ws, msg); err != nil {
-		ws.Close()
-		t.Fatalf("sending the execute_request: %v", err)
-	}
+	replies := make(chan string, 16) // the parents' msg_ids of the replies
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -394,12 +405,21 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 				Header struct {
 					MsgType string `json:"msg_type"`
 				} `json:"header"`
+				ParentHeader struct {
+					MsgID string `json:"msg_id"`
+				} `json:"parent_header"`
 				Content json.RawMessage `json:"content"`
 			}
 			if err := websocket.JSON.Receive(ws, &m); err != nil {
 				return
 			}
-			if m.Header.MsgType == "execute_reply" || m.Header.MsgType == "error" {
+			switch m.Header.MsgType {
+			case "kernel_info_reply":
+				select {
+				case replies <- m.ParentHeader.MsgID:
+				default:
+				}
+			case "execute_reply", "error":
 				t.Logf("kernel %s: %s %s", id, m.Header.MsgType, m.Content)
 			}
 		}
@@ -407,6 +427,27 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 	t.Cleanup(func() {
 		ws.Close()
 		<-done
+	})
+
+	pending := map[string]string{
+		send("control", "kernel_info_request", map[string]any{}): "control",
+		send("shell", "kernel_info_request", map[string]any{}):   "shell",
+	}
+	settle := time.NewTimer(time.Minute)
+	defer settle.Stop()
+	for len(pending) > 0 {
+		select {
+		case parent := <-replies:
+			delete(pending, parent)
+		case <-done:
+			t.Fatalf("kernel %s: the websocket closed before its kernel_info replies", id)
+		case <-settle.C:
+			t.Fatalf("kernel %s: no kernel_info reply on %v within a minute", id, pending)
+		}
+	}
+	send("shell", "execute_request", map[string]any{
+		"code": code, "silent": false, "store_history": false, "user_expressions": map[string]any{},
+		"allow_stdin": false, "stop_on_error": true,
 	})
 	return ws
 }
