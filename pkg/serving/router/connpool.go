@@ -53,6 +53,8 @@ type upstreamConn struct {
 	w         *bufio.Writer
 	buf       []byte
 	idleSince time.Time
+	// kept is set once the connection served a request and was kept.
+	kept bool
 }
 
 // exchange is a request sent and the head of its answer.
@@ -120,24 +122,107 @@ func (u *connPool) send(ctx context.Context, out *http.Request, body []byte) (*e
 	}
 	x := &exchange{pool: u, conn: c}
 	x.stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	out.Body = nil
-	if len(body) > 0 {
-		out.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	out.ContentLength = int64(len(body))
-	err = out.Write(c.w)
+	err = c.write(out, body)
 	if err == nil {
 		err = c.w.Flush()
 	}
-	for err == nil {
-		x.resp, err = http.ReadResponse(c.r, out)
-		if err == nil && (x.resp.StatusCode >= 200 || x.resp.StatusCode < 100) {
+	if err == nil {
+		if x.resp, err = c.answer(out); err == nil {
 			return x, nil
 		}
 	}
 	x.stop()
 	c.Close()
 	return nil, err
+}
+
+// sendAll writes the requests outs, with their bodies, on one connection
+// before it reads any answer (HTTP/1.1 pipelining), then reads the answers
+// in order and hands each to answered, which reads its body. It returns
+// how many answers were read whole.
+//
+// A new connection takes one request first, and the rest only once its
+// answer shows that it is kept: a server of HTTP/1.0, or one that closes
+// every connection, gets one request per connection. Requests left
+// unanswered by an answer that closes the connection were not processed
+// (RFC 9112, section 9.6) and go out again on another; otherwise, as with
+// send, each request is sent once, and the end of ctx cuts the connection.
+func (u *connPool) sendAll(ctx context.Context, outs []*http.Request, bodies [][]byte, answered func(i int, resp *http.Response) error) (int, error) {
+	done := 0
+	for done < len(outs) {
+		c, err := u.get(ctx)
+		if err != nil {
+			return done, err
+		}
+		end := len(outs)
+		if !c.kept {
+			end = done + 1
+		}
+		from := done
+		stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+		n, keep, err := c.exchangeAll(outs[from:end], bodies[from:end], func(i int, resp *http.Response) error {
+			return answered(from+i, resp)
+		})
+		done += n
+		if !stop() || !keep {
+			c.Close()
+		} else {
+			u.put(c)
+		}
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// exchangeAll writes outs on c, then reads as many answers as c gives
+// before it closes; keep says whether c may be kept.
+func (c *upstreamConn) exchangeAll(outs []*http.Request, bodies [][]byte, answered func(i int, resp *http.Response) error) (n int, keep bool, err error) {
+	for i, out := range outs {
+		if err := c.write(out, bodies[i]); err != nil {
+			return 0, false, err
+		}
+	}
+	if err := c.w.Flush(); err != nil {
+		return 0, false, err
+	}
+	for i, out := range outs {
+		resp, err := c.answer(out)
+		if err != nil {
+			return i, false, err
+		}
+		err = answered(i, resp)
+		resp.Body.Close()
+		if err != nil {
+			return i, false, err
+		}
+		if resp.Close { // the last answer on c
+			return i + 1, false, nil
+		}
+	}
+	return len(outs), true, nil
+}
+
+// write writes out with body to c's buffer.
+func (c *upstreamConn) write(out *http.Request, body []byte) error {
+	out.Body = nil
+	if len(body) > 0 {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	out.ContentLength = int64(len(body))
+	return out.Write(c.w)
+}
+
+// answer reads the head of the answer to out, past any informational
+// (1xx) answers.
+func (c *upstreamConn) answer(out *http.Request) (*http.Response, error) {
+	for {
+		resp, err := http.ReadResponse(c.r, out)
+		if err != nil || resp.StatusCode >= 200 || resp.StatusCode < 100 {
+			return resp, err
+		}
+	}
 }
 
 // finish closes the answer's body, after its reader got err, and keeps
@@ -217,6 +302,7 @@ func (u *connPool) put(c *upstreamConn) {
 		c.Close()
 		return
 	}
+	c.kept = true
 	c.idleSince = time.Now()
 	cutoff := c.idleSince.Add(-u.timeout())
 	var stale []*upstreamConn

@@ -43,9 +43,9 @@ type Stats struct {
 // eventLogger delivers events to the logger URLs, through a bounded queue
 // and workers per URL. It writes each event into its POST with the
 // CloudEvents HTTP binding (binary mode) and sends it on the URL's
-// connection pool (an http:// URL) or with a plain http.Client (https://):
-// the SDK's client would validate, default and trace each event again, for
-// nothing.
+// connection pool (an http:// URL), pipelined with the others waiting, or
+// with a plain http.Client (https://): the SDK's client would validate,
+// default and trace each event again, for nothing.
 type eventLogger struct {
 	opts   Options
 	client *http.Client
@@ -97,11 +97,7 @@ func (l *eventLogger) queue(url string) *queue {
 	defer l.mu.Unlock()
 	q, ok := l.queues[url]
 	if !ok {
-		q = &queue{url: url, events: make(chan event.Event, l.opts.QueueSize)}
-		if u, err := neturl.Parse(url); err == nil && u.Scheme == "http" {
-			d := &net.Dialer{Timeout: l.opts.SendTimeout, KeepAlive: 30 * time.Second}
-			q.pool = &connPool{target: u, dial: d.DialContext}
-		}
+		q = l.newQueue(url)
 		l.queues[url] = q
 		for range l.opts.Workers {
 			l.wg.Add(1)
@@ -111,59 +107,112 @@ func (l *eventLogger) queue(url string) *queue {
 	return q
 }
 
-// work delivers the events of q until the logger's context ends.
+// newQueue returns an empty queue for url, without workers.
+func (l *eventLogger) newQueue(url string) *queue {
+	q := &queue{url: url, events: make(chan event.Event, l.opts.QueueSize)}
+	if u, err := neturl.Parse(url); err == nil && u.Scheme == "http" {
+		d := &net.Dialer{Timeout: l.opts.SendTimeout, KeepAlive: 30 * time.Second}
+		q.pool = &connPool{target: u, dial: d.DialContext}
+	}
+	return q
+}
+
+// maxPipelined is the most events a worker sends on its connection to an
+// http:// URL before it reads their answers.
+const maxPipelined = 32
+
+// work delivers the events of q until the logger's context ends: those
+// waiting when it takes one, up to maxPipelined, go out together.
 func (l *eventLogger) work(q *queue) {
 	defer l.wg.Done()
+	batch := make([]event.Event, 0, maxPipelined)
 	for {
 		select {
 		case <-l.ctx.Done():
 			return
 		case e := <-q.events:
-			q.bytes.Add(-int64(len(e.Data())))
-			if err := l.deliver(q, &e); err == nil {
-				l.sent.Add(1)
-			} else {
-				l.failed.Add(1)
-				klog.FromContext(l.ctx).V(3).Info("Could not deliver a logger event", "url", q.url, "id", e.ID(), "err", err)
+			batch = append(batch[:0], e)
+		}
+	more:
+		for len(batch) < cap(batch) {
+			select {
+			case e := <-q.events:
+				batch = append(batch, e)
+			default:
+				break more
 			}
 		}
+		for i := range batch {
+			q.bytes.Add(-int64(len(batch[i].Data())))
+		}
+		sent, err := l.deliver(q, batch)
+		l.sent.Add(int64(sent))
+		if failed := len(batch) - sent; failed > 0 {
+			l.failed.Add(int64(failed))
+			klog.FromContext(l.ctx).V(3).Info("Could not deliver logger events", "url", q.url, "failed", failed, "of", len(batch), "err", err)
+		}
+		clear(batch) // their bodies are garbage now
 	}
 }
 
-// deliver POSTs e to q's URL in binary mode, within the send timeout; a
-// status other than 2xx fails.
-func (l *eventLogger) deliver(q *queue, e *event.Event) error {
+// deliver POSTs events to q's URL in binary mode, within the send timeout,
+// pipelined on one connection to an http:// URL; it returns how many the
+// sink took (answered 2xx), and why the others were not.
+func (l *eventLogger) deliver(q *queue, events []event.Event) (int, error) {
 	ctx, cancel := context.WithTimeout(l.ctx, l.opts.SendTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, q.url, nil)
+	reqs := make([]*http.Request, 0, len(events))
+	bodies := make([][]byte, 0, len(events))
+	var err error
+	for i := range events {
+		req, rerr := eventRequest(ctx, q.url, &events[i])
+		if rerr != nil {
+			err = rerr
+			continue
+		}
+		reqs = append(reqs, req)
+		bodies = append(bodies, events[i].Data()) // the body of an event in binary mode is its data
+	}
+	sent := 0
+	took := func(_ int, resp *http.Response) error {
+		derr := drain(resp.Body, nil)
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			err = fmt.Errorf("the sink answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		} else if derr == nil {
+			sent++
+		}
+		return derr
+	}
+	if q.pool != nil {
+		if _, serr := q.pool.sendAll(ctx, reqs, bodies, took); serr != nil {
+			err = serr
+		}
+		return sent, err
+	}
+	for i, req := range reqs {
+		resp, derr := l.client.Do(req)
+		if derr != nil {
+			return sent, derr
+		}
+		derr = took(i, resp)
+		resp.Body.Close()
+		if derr != nil {
+			err = derr
+		}
+	}
+	return sent, err
+}
+
+// eventRequest returns the POST of e to url in binary mode.
+func eventRequest(ctx context.Context, url string, e *event.Event) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cehttp.WriteRequest(binding.WithForceBinary(ctx), binding.ToMessage(e), req); err != nil {
-		return fmt.Errorf("encoding the event: %w", err)
+		return nil, fmt.Errorf("encoding the event: %w", err)
 	}
-	var status int
-	if q.pool != nil && q.pool.takes(req) {
-		// The body of an event in binary mode is its data.
-		x, err := q.pool.send(ctx, req, e.Data())
-		if err != nil {
-			return err
-		}
-		status = x.resp.StatusCode
-		x.finish(drain(x.resp.Body, x.conn.buf))
-	} else {
-		resp, err := l.client.Do(req)
-		if err != nil {
-			return err
-		}
-		status = resp.StatusCode
-		_ = drain(resp.Body, nil)
-		resp.Body.Close()
-	}
-	if status < 200 || status > 299 {
-		return fmt.Errorf("the sink answered %d %s", status, http.StatusText(status))
-	}
-	return nil
+	return req, nil
 }
 
 // maxSinkAnswer is the most of a sink's answer read, so that its
