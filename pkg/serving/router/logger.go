@@ -117,12 +117,17 @@ func (l *eventLogger) newQueue(url string) *queue {
 	return q
 }
 
-// maxPipelined is the most events a worker sends on its connection to an
-// http:// URL before it reads their answers.
-const maxPipelined = 32
+// A worker sends at most maxPipelined events on its connection to an
+// http:// URL before it reads their answers, and adds none once their
+// bodies reach maxPipelinedBytes: a sink that echoes the bodies cannot fill
+// the answers' socket buffers while the worker still writes.
+const (
+	maxPipelined      = 32
+	maxPipelinedBytes = 64 << 10
+)
 
 // work delivers the events of q until the logger's context ends: those
-// waiting when it takes one, up to maxPipelined, go out together.
+// waiting when it takes one go out together, within the bounds above.
 func (l *eventLogger) work(q *queue) {
 	defer l.wg.Done()
 	batch := make([]event.Event, 0, maxPipelined)
@@ -133,14 +138,8 @@ func (l *eventLogger) work(q *queue) {
 		case e := <-q.events:
 			batch = append(batch[:0], e)
 		}
-	more:
-		for len(batch) < cap(batch) {
-			select {
-			case e := <-q.events:
-				batch = append(batch, e)
-			default:
-				break more
-			}
+		if q.pool != nil {
+			batch = gather(q, batch)
 		}
 		for i := range batch {
 			q.bytes.Add(-int64(len(batch[i].Data())))
@@ -153,6 +152,25 @@ func (l *eventLogger) work(q *queue) {
 		}
 		clear(batch) // their bodies are garbage now
 	}
+}
+
+// gather adds to batch the events waiting in q, within the bounds of a
+// pipeline.
+func gather(q *queue, batch []event.Event) []event.Event {
+	size := 0
+	for i := range batch {
+		size += len(batch[i].Data())
+	}
+	for len(batch) < maxPipelined && size < maxPipelinedBytes {
+		select {
+		case e := <-q.events:
+			batch = append(batch, e)
+			size += len(e.Data())
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // deliver POSTs events to q's URL in binary mode, within the send timeout,

@@ -256,3 +256,36 @@ func TestLoggerSinkCloses(t *testing.T) {
 		})
 	}
 }
+
+// TestGatherBounds: a pipeline takes the events waiting, up to
+// maxPipelined, and none once their bodies reach maxPipelinedBytes.
+func TestGatherBounds(t *testing.T) {
+	q := &queue{events: make(chan event.Event, 2*maxPipelined)}
+	put := func(n, size int) {
+		for range n {
+			e := event.New()
+			_ = e.SetData("application/octet-stream", make([]byte, size))
+			q.events <- e
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		count, size int
+		want        []int // the lengths of the pipelines, one after the other
+	}{
+		{"small events", maxPipelined + 3, 100, []int{maxPipelined, 3}},
+		{"40 KiB events", 3, 40 << 10, []int{2, 1}},
+		{"one large event", 2, maxPipelinedBytes + 1, []int{1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			put(tc.count, tc.size)
+			var got []int
+			for len(q.events) > 0 {
+				got = append(got, len(gather(q, []event.Event{<-q.events})))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("pipelines of %v events, want %v", got, tc.want)
+			}
+		})
+	}
+}
