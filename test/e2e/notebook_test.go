@@ -351,12 +351,13 @@ func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.R
 // kernel's messages until the websocket closes, answering pings. The
 // websocket is closed at the latest when the test ends.
 //
-// Like JupyterLab on connecting, it first asks the kernel for its info on
-// the control and the shell channels and waits for both replies. The
-// server's own kernel_info requests of the connection (its "nudges", on
-// both channels) are then answered too: answered by the kernel's control
-// thread during the execution, one would set the state that Jupyter's
-// server (notebook 6) reports to idle, as every status message does.
+// Like JupyterLab on connecting, it first asks the kernel for its info and
+// waits for the reply, here on the control channel as well as the shell.
+// The server's own kernel_info requests of the connection (its "nudges",
+// on both channels) are then answered too: answered by the kernel's
+// control thread during the execution, one would set the state that
+// Jupyter's server (notebook 6) reports to idle, as every status message
+// does.
 func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *websocket.Conn {
 	t.Helper()
 	u, err := url.Parse(base)
