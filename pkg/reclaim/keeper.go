@@ -90,6 +90,9 @@ type podMemory struct {
 	callStart, callEnd time.Time
 	// seen is the time of the cycle that last probed the pod.
 	seen time.Time
+	// jupyterRead is the time of the cycle that last read Jupyter's API;
+	// zero when it never answered.
+	jupyterRead time.Time
 }
 
 // ownCallSlack is how far from the Keeper's own Jupyter call a request the

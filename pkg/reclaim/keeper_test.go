@@ -521,6 +521,24 @@ func TestKeeperJupyter(t *testing.T) {
 	}
 }
 
+// TestKeeperJupyterUnreadable: a Jupyter that answered, with a busy
+// kernel, and then fails is no evidence of idleness until it has been
+// unreadable for idle-after; then the sidecar decides.
+func TestKeeperJupyterUnreadable(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	nb, srv := f.notebook(testNS, "nb", tensorstackv1beta1.NotebookJupyter, 0)
+	srv.SetJupyter(reclaimtest.JupyterStatus{Started: t0, LastActivity: t0},
+		reclaimtest.JupyterKernel{ID: "k1", LastActivity: t0, ExecutionState: "busy"})
+	f.advance(61*time.Minute, nil)
+	f.wantIdle(nb, corev1.ConditionFalse, ReasonActive, "1 of 1 kernel(s) busy")
+
+	srv.FailJupyter(504)
+	f.advance(59*time.Minute, nil)
+	f.wantIdle(nb, corev1.ConditionFalse, ReasonActive, "Cannot tell whether still active (Jupyter unknown)", "504 Gateway Timeout")
+	f.advance(time.Minute, nil)
+	f.wantIdle(nb, corev1.ConditionTrue, ReasonNoActivity, "no request for 2h", "Jupyter unknown")
+}
+
 // TestKeeperOwnProbesDiscounted: through a sidecar that counts the
 // Keeper's Jupyter calls as requests, a notebook still goes Idle.
 func TestKeeperOwnProbesDiscounted(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -97,7 +98,7 @@ func (k *Keeper) probePod(ctx context.Context, cyc *cycle, j job, pod *corev1.Po
 	evidence = append(evidence, requests, ssh)
 
 	if j.w.jupyter() {
-		evidence = append(evidence, k.probeJupyter(ctx, j.w, pod, mem))
+		evidence = append(evidence, k.probeJupyter(ctx, now, j, pod, mem))
 	}
 
 	if holdsAccelerators(pod) {
@@ -123,10 +124,13 @@ func (k *Keeper) probePod(ctx context.Context, cyc *cycle, j job, pod *corev1.Po
 
 // probeJupyter reads Jupyter's API on a notebook's pod. A failure (another
 // server, or one that wants a token the Keeper does not have) is evidence
-// unknown, and not required: the sidecar and the GPU decide.
-func (k *Keeper) probeJupyter(ctx context.Context, w workload, pod *corev1.Pod, mem *podMemory) Evidence {
+// unknown, and not required: the sidecar and the GPU decide. But a Jupyter
+// that answered within idle-after and fails now (a server slow under load,
+// restarting) is required: its kernels may be busy, and only once it has
+// been unreadable for idle-after do the other sources decide alone.
+func (k *Keeper) probeJupyter(ctx context.Context, now time.Time, j job, pod *corev1.Pod, mem *podMemory) Evidence {
 	e := Evidence{Source: SourceJupyter, Pod: pod.Name}
-	nb, ok := w.object().(*tensorstackv1beta1.Notebook)
+	nb, ok := j.w.object().(*tensorstackv1beta1.Notebook)
 	if !ok {
 		e.Err = errors.New("not a notebook")
 		return e
@@ -139,8 +143,10 @@ func (k *Keeper) probeJupyter(ctx context.Context, w workload, pod *corev1.Pod, 
 	}
 	if err != nil {
 		e.Err = err
+		e.Required = !mem.jupyterRead.IsZero() && now.Sub(mem.jupyterRead) < j.cfg.IdleAfter
 		return e
 	}
+	mem.jupyterRead = now
 	e.Kernels, e.BusyKernels = len(a.Kernels), a.Busy()
 	e.Active = e.BusyKernels > 0
 	e.Last, e.Since = a.Last(), a.Status.Started
