@@ -351,13 +351,15 @@ func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.R
 // kernel's messages until the websocket closes, answering pings. The
 // websocket is closed at the latest when the test ends.
 //
-// Like JupyterLab on connecting, it first asks the kernel for its info and
-// waits for the reply, here on the control channel as well as the shell.
-// The server's own kernel_info requests of the connection (its "nudges",
-// on both channels) are then answered too: answered by the kernel's
-// control thread during the execution, one would set the state that
-// Jupyter's server (notebook 6) reports to idle, as every status message
-// does.
+// Like JupyterLab on connecting, it first asks the kernel for its info,
+// here on the control channel as well as the shell, and waits for each
+// reply and for the kernel's idle status after it. Jupyter's server
+// (notebook 6) takes the state it reports from every status message, and
+// the kernel's control thread publishes its idle after the reply: one
+// landing after the execution's busy would leave the server reporting an
+// idle kernel for the whole execution. The control thread handles its
+// requests in order, so the idle after the test's own request also comes
+// after those of the server's kernel_info requests (its "nudges").
 func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *websocket.Conn {
 	t.Helper()
 	u, err := url.Parse(base)
@@ -397,7 +399,9 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 		}
 		return msgID
 	}
-	replies := make(chan string, 16) // the parents' msg_ids of the replies
+	// settled carries the parents' msg_ids of the kernel_info replies and
+	// of the idle statuses.
+	settled := make(chan string, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -414,10 +418,18 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 			if err := websocket.JSON.Receive(ws, &m); err != nil {
 				return
 			}
+			var status struct {
+				ExecutionState string `json:"execution_state"`
+			}
 			switch m.Header.MsgType {
+			case "status":
+				if json.Unmarshal(m.Content, &status) != nil || status.ExecutionState != "idle" {
+					continue
+				}
+				fallthrough
 			case "kernel_info_reply":
 				select {
-				case replies <- m.ParentHeader.MsgID:
+				case settled <- m.ParentHeader.MsgID:
 				default:
 				}
 			case "execute_reply", "error":
@@ -430,20 +442,26 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 		<-done
 	})
 
-	pending := map[string]string{
-		send("control", "kernel_info_request", map[string]any{}): "control",
-		send("shell", "kernel_info_request", map[string]any{}):   "shell",
+	// Each request waits for its reply and its idle status.
+	pending := map[string]int{
+		send("control", "kernel_info_request", map[string]any{}): 2,
+		send("shell", "kernel_info_request", map[string]any{}):   2,
 	}
-	settle := time.NewTimer(time.Minute)
-	defer settle.Stop()
+	timeout := time.NewTimer(time.Minute)
+	defer timeout.Stop()
 	for len(pending) > 0 {
 		select {
-		case parent := <-replies:
-			delete(pending, parent)
+		case parent := <-settled:
+			if _, ok := pending[parent]; !ok {
+				continue
+			}
+			if pending[parent]--; pending[parent] == 0 {
+				delete(pending, parent)
+			}
 		case <-done:
 			t.Fatalf("kernel %s: the websocket closed before its kernel_info replies", id)
-		case <-settle.C:
-			t.Fatalf("kernel %s: no kernel_info reply on %v within a minute", id, pending)
+		case <-timeout.C:
+			t.Fatalf("kernel %s: kernel_info requests %v not settled within a minute", id, pending)
 		}
 	}
 	send("shell", "execute_request", map[string]any{
