@@ -29,9 +29,15 @@ type xidWatcher struct {
 	wait time.Duration
 	log  klog.Logger
 
-	mu      sync.Mutex
-	last    map[xidKey]xidEvent
-	pending []nvidia.XIDEvent // for the health state, until drained
+	mu sync.Mutex
+	// fresh is the latest event of each key since the last drain, and
+	// pending those events in order, for the health state. A drain moves
+	// fresh into last, so that a collection's XID readings and the health
+	// it derives come from the same events.
+	fresh   map[xidKey]xidEvent
+	pending []nvidia.XIDEvent
+	// last is the latest event of each key, as of the last drain.
+	last map[xidKey]xidEvent
 
 	stop chan struct{}
 	done chan struct{}
@@ -58,7 +64,8 @@ func startXIDWatcher(lib nvml.Interface, log klog.Logger) (*xidWatcher, error) {
 		}
 	}
 	w := &xidWatcher{es: es, wait: 200 * time.Millisecond, log: log, last: map[xidKey]xidEvent{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+		fresh: map[xidKey]xidEvent{},
+		stop:  make(chan struct{}), done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -90,17 +97,22 @@ func (w *xidWatcher) loop() {
 		if !ok || x.GPU == "" {
 			continue
 		}
-		k := xidKey{uuid: x.GPU, instance: -1}
-		if x.GPUInstance != nvidia.AllInstances {
-			k.instance = int(x.GPUInstance)
-		}
-		w.log.Info("XID event", "uuid", x.GPU, "gpuInstance", k.instance, "xid", x.XID)
-		w.mu.Lock()
-		w.last[k] = xidEvent{xid: x.XID, at: x.Time}
-		if len(w.pending) < maxPendingXIDs {
-			w.pending = append(w.pending, x)
-		}
-		w.mu.Unlock()
+		w.record(x)
+	}
+}
+
+// record keeps an event until the next drain.
+func (w *xidWatcher) record(x nvidia.XIDEvent) {
+	k := xidKey{uuid: x.GPU, instance: -1}
+	if x.GPUInstance != nvidia.AllInstances {
+		k.instance = int(x.GPUInstance)
+	}
+	w.log.Info("XID event", "uuid", x.GPU, "gpuInstance", k.instance, "xid", x.XID)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fresh[k] = xidEvent{xid: x.XID, at: x.Time}
+	if len(w.pending) < maxPendingXIDs {
+		w.pending = append(w.pending, x)
 	}
 }
 
@@ -108,17 +120,23 @@ func (w *xidWatcher) loop() {
 // storm beyond it changes nothing (the devices are unhealthy already).
 const maxPendingXIDs = 1024
 
-// drain returns the events seen since the last drain.
+// drain returns the events seen since the last drain, and makes them
+// what lastFor answers.
 func (w *xidWatcher) drain() []nvidia.XIDEvent {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for k, ev := range w.fresh {
+		w.last[k] = ev
+	}
+	clear(w.fresh)
 	out := w.pending
 	w.pending = nil
 	return out
 }
 
-// lastFor returns the latest XID on a GPU (instance -1: anywhere on it) or
-// on one of its GPU instances (including whole-GPU events).
+// lastFor returns the latest XID, as of the last drain, on a GPU (instance
+// -1: anywhere on it) or on one of its GPU instances (including whole-GPU
+// events).
 func (w *xidWatcher) lastFor(uuid string, instance int) (xidEvent, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

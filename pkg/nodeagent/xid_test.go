@@ -4,6 +4,10 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/nvidia"
 )
 
 // TestXIDEvents injects XIDs into the simulated machine: a critical one
@@ -50,5 +54,29 @@ func TestXIDEvents(t *testing.T) {
 				t.Errorf("XID on GPU 0 = %v, want 0", other)
 			}
 		})
+	}
+}
+
+// TestXIDSeenOnDrain: an event that arrives during a collection shows in
+// the XID readings only once a drain has handed it to the health state
+// too, so that no scrape shows an XID on a device still read healthy.
+func TestXIDSeenOnDrain(t *testing.T) {
+	w := &xidWatcher{log: klog.Background(), last: map[xidKey]xidEvent{}, fresh: map[xidKey]xidEvent{}}
+	ev := nvidia.XIDEvent{GPU: "GPU-1", GPUInstance: nvidia.AllInstances, ComputeInstance: nvidia.AllInstances, XID: 79, Time: time.Now()}
+	w.record(ev)
+	if got, ok := w.lastFor("GPU-1", -1); ok {
+		t.Fatalf("XID %d readable before the drain that gives it to the health state", got.xid)
+	}
+	if drained := w.drain(); len(drained) != 1 || drained[0].XID != 79 {
+		t.Fatalf("drained %v, want the XID 79", drained)
+	}
+	if got, ok := w.lastFor("GPU-1", -1); !ok || got.xid != 79 {
+		t.Fatalf("lastFor after the drain = %v, %t; want XID 79", got, ok)
+	}
+	if drained := w.drain(); len(drained) != 0 {
+		t.Errorf("a second drain returned %v", drained)
+	}
+	if got, ok := w.lastFor("GPU-1", -1); !ok || got.xid != 79 {
+		t.Errorf("lastFor after a second drain = %v, %t; the last XID stays", got, ok)
 	}
 }
