@@ -63,9 +63,9 @@ func startXIDWatcher(lib nvml.Interface, log klog.Logger) (*xidWatcher, error) {
 			log.Info("GPU does not report XID events", "gpu", i, "err", ret.Error())
 		}
 	}
-	w := &xidWatcher{es: es, wait: 200 * time.Millisecond, log: log, last: map[xidKey]xidEvent{},
-		fresh: map[xidKey]xidEvent{},
-		stop:  make(chan struct{}), done: make(chan struct{})}
+	w := &xidWatcher{es: es, wait: 200 * time.Millisecond, log: log,
+		fresh: map[xidKey]xidEvent{}, last: map[xidKey]xidEvent{},
+		stop: make(chan struct{}), done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
