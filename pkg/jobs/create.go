@@ -84,8 +84,10 @@ type quotaRefusals struct {
 
 // createPods creates the pods of the replicas that have none. A pod the API
 // server refuses as invalid fails the job; a name someone else holds is
-// waited for (errNameTaken); pods a ResourceQuota refuses are returned, not
-// as an error, to be tried again later; other errors are retried.
+// waited for (errNameTaken), and so is a Service that still resolves to a
+// replaced pod (errStaleAddress); pods a ResourceQuota refuses are
+// returned, not as an error, to be tried again later; other errors are
+// retried.
 func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job, states *States) (quotaRefusals, error) {
 	type todo struct {
 		rep  *Replica
@@ -101,6 +103,22 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 	}
 	if len(list) == 0 {
 		return quotaRefusals{}, nil
+	}
+	var names []string
+	for _, td := range list {
+		if td.rep.Service {
+			names = append(names, td.rep.PodName(obj.GetName(), td.rank))
+		}
+	}
+	held := r.staleAddresses(ctx, job, names)
+	if len(held) > 0 {
+		kept := list[:0]
+		for _, td := range list {
+			if !held[td.rep.PodName(obj.GetName(), td.rank)] {
+				kept = append(kept, td)
+			}
+		}
+		list = kept
 	}
 	var (
 		mu      sync.Mutex
@@ -166,10 +184,15 @@ func (r *Reconciler) createPods(ctx context.Context, obj client.Object, job *Job
 		}
 	}
 	sort.Strings(quota.refused)
-	if len(errs) == 0 && taken {
+	switch {
+	case len(errs) > 0:
+		return quota, errors.Join(errs...)
+	case taken:
 		return quota, errNameTaken
+	case len(held) > 0:
+		return quota, errStaleAddress
 	}
-	return quota, errors.Join(errs...)
+	return quota, nil
 }
 
 // failInvalidPods fails a job whose pods the API server refuses: retrying

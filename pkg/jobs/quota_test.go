@@ -91,7 +91,7 @@ func newQuotaEnv(t *testing.T, replicas int32) *quotaEnv {
 		}}).Build()
 	e.r = &Reconciler{
 		kind: plainKind{}, client: e.c, apiReader: e.c, cache: e.c, scheme: scheme,
-		recorder: e.recorder, deleted: newDeletedPods(),
+		recorder: e.recorder, deleted: newDeletedPods(), addressWaits: newAddressWaits(),
 	}
 	return e
 }

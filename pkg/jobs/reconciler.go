@@ -43,11 +43,14 @@ const ownerIndex = "jobs.tensorstack.dev/owner"
 type Reconciler struct {
 	kind      Kind
 	client    client.Client
-	apiReader client.Reader // what no cache holds: pods the job does not own
+	apiReader client.Reader // what no cache holds: pods the job does not own, EndpointSlices
 	cache     client.Reader
 	scheme    *runtime.Scheme
 	recorder  events.EventRecorder
 	deleted   *deletedPods
+	// addressWaits are the replicas held back until their Services drop
+	// the addresses of their earlier pods.
+	addressWaits *addressWaits
 }
 
 // env returns what the kind's hooks may use.
@@ -60,6 +63,7 @@ func (r *Reconciler) env() *Env {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list
 // +kubebuilder:rbac:groups=scheduler.tensorstack.dev,resources=podgroups,verbs=get;list;watch;create;update
 
 // staleRetry is how soon a reconcile that met a newer job is retried;
@@ -200,6 +204,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	switch {
 	case errors.Is(err, errNameTaken):
 		return ctrl.Result{RequeueAfter: nameTakenRetry}, nil
+	case errors.Is(err, errStaleAddress):
+		return ctrl.Result{RequeueAfter: staleAddressRetry}, nil
 	case err != nil:
 		return ctrl.Result{}, err
 	case len(quota.refused) > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > quotaRetry):

@@ -44,28 +44,29 @@ func Setup(mgr ctrl.Manager, kinds []Kind, opts Options) error {
 			return fmt.Errorf("indexing %T by owner: %w", o, err)
 		}
 	}
-	deleted := newDeletedPods()
+	deleted, waits := newDeletedPods(), newAddressWaits()
 	for _, k := range kinds {
-		if err := setupKind(mgr, c, k, deleted, opts); err != nil {
+		if err := setupKind(mgr, c, k, deleted, waits, opts); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", k.Component(), err)
 		}
 	}
 	return nil
 }
 
-func setupKind(mgr ctrl.Manager, c cache.Cache, k Kind, deleted *deletedPods, opts Options) error {
+func setupKind(mgr ctrl.Manager, c cache.Cache, k Kind, deleted *deletedPods, waits *addressWaits, opts Options) error {
 	gvk, err := apiutil.GVKForObject(k.NewObject(), mgr.GetScheme())
 	if err != nil {
 		return err
 	}
 	r := &Reconciler{
-		kind:      k,
-		client:    mgr.GetClient(),
-		apiReader: mgr.GetAPIReader(),
-		cache:     c,
-		scheme:    mgr.GetScheme(),
-		recorder:  mgr.GetEventRecorder(k.Component() + "-controller"),
-		deleted:   deleted,
+		kind:         k,
+		client:       mgr.GetClient(),
+		apiReader:    mgr.GetAPIReader(),
+		cache:        c,
+		scheme:       mgr.GetScheme(),
+		recorder:     mgr.GetEventRecorder(k.Component() + "-controller"),
+		deleted:      deleted,
+		addressWaits: waits,
 	}
 	owned := []client.Object{&corev1.Pod{}, &corev1.Service{}}
 	if d, ok := k.(Dependents); ok {

@@ -30,6 +30,21 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// namespaceEvents returns the events of namespace ns that match the field
+// selector (every event when it is empty), oldest first. Events of the
+// events.k8s.io API have no lastTimestamp: they are ordered by creation.
+func namespaceEvents(ns, selector string) string {
+	args := []string{"-n", ns, "get", "events", "--sort-by=.metadata.creationTimestamp"}
+	if selector != "" {
+		args = append(args, "--field-selector", selector)
+	}
+	out, err := clus.Kubectl(context.Background(), args...)
+	if err != nil {
+		return fmt.Sprintf("(listing events: %v)", err)
+	}
+	return out
+}
+
 // newNamespace creates a namespace for the test and deletes it afterwards.
 func newNamespace(t *testing.T) string {
 	t.Helper()
@@ -41,8 +56,9 @@ func newNamespace(t *testing.T) string {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			events, _ := clus.Kubectl(context.Background(), "-n", ns.Name, "get", "events", "--sort-by=.lastTimestamp")
-			t.Logf("events in %s:\n%s", ns.Name, events)
+			// Warnings only, so that the failure above stays near the
+			// end of a truncated log.
+			t.Logf("warning events in %s:\n%s", ns.Name, namespaceEvents(ns.Name, "type=Warning"))
 		}
 		// Wait for the namespace to go: its pods may hold GPUs that the next
 		// test counts on.

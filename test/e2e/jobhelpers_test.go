@@ -117,8 +117,9 @@ func waitJob(t *testing.T, c client.Client, job client.Object, what string, done
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("%s %s never %s: %v (last error %v)\n%s", job.GetObjectKind().GroupVersionKind().Kind, job.GetName(), what, err, lastErr,
-			describeJob(t, job))
+		// The headline goes last: a truncated log keeps its tail.
+		t.Fatalf("%s\n%s %s never %s: %v (last error %v)", describeJob(t, job),
+			job.GetObjectKind().GroupVersionKind().Kind, job.GetName(), what, err, lastErr)
 	}
 }
 
@@ -126,7 +127,8 @@ func phase(p batchv1beta1.JobPhase) func(*batchv1beta1.JobStatus) bool {
 	return func(s *batchv1beta1.JobStatus) bool { return s.Phase == p }
 }
 
-// describeJob returns the job's status and its pods' logs, for a failure.
+// describeJob returns the job's pods' logs, the namespace's events and the
+// job's status, for a failure.
 func describeJob(t *testing.T, job client.Object) string {
 	ns := job.GetNamespace()
 	var b strings.Builder
@@ -135,8 +137,6 @@ func describeJob(t *testing.T, job client.Object) string {
 		kind = fmt.Sprintf("%T", job)
 		kind = strings.ToLower(kind[strings.LastIndex(kind, ".")+1:])
 	}
-	st, _ := clus.Kubectl(context.Background(), "-n", ns, "get", kind, job.GetName(), "-o", "jsonpath={.status}")
-	fmt.Fprintf(&b, "status: %s\n", st)
 	pods, _ := kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: jobs.JobSelector(job.GetName())})
 	if pods != nil {
 		for _, p := range pods.Items {
@@ -144,6 +144,9 @@ func describeJob(t *testing.T, job client.Object) string {
 			fmt.Fprintf(&b, "--- pod %s %s:\n%s\n", p.Name, podStatus(&p), logs)
 		}
 	}
+	fmt.Fprintf(&b, "--- events:\n%s\n", namespaceEvents(ns, ""))
+	st, _ := clus.Kubectl(context.Background(), "-n", ns, "get", kind, job.GetName(), "-o", "jsonpath={.status}")
+	fmt.Fprintf(&b, "--- status: %s", st)
 	return b.String()
 }
 

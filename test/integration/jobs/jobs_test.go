@@ -23,6 +23,7 @@ func TestJobs(t *testing.T) {
 		{"runmode/debug", testDebugMode},
 		{"runmode/pauseresume", testPauseResume},
 		{"runmode/pausedfromstart", testPausedFromStart},
+		{"runmode/staleaddress", testStaleAddress},
 		{"cleanup/generic", testCleanUpPolicies},
 		{"cleanup/training", testTrainingCleanUp},
 		{"genericjob/substitution", testSubstitution},

@@ -5,8 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/test/testutil"
@@ -117,4 +119,69 @@ func testPausedFromStart(t *testing.T, e *env) {
 	if pods := e.pods(ctx, t, ns, "idle"); len(pods) != 0 {
 		t.Errorf("%d pods of a paused job", len(pods))
 	}
+}
+
+// testStaleAddress: a resumed replica is recreated only once its Service
+// no longer resolves to the address of its earlier pod (a peer given that
+// address gets "no route to host"), and the others do not wait for it.
+// The pods here get no addresses, so the EndpointSlice controller publishes
+// none: the test writes the slice it would leave behind, labelled as it
+// labels them but managed by another name, so that the controller leaves
+// it alone.
+func testStaleAddress(t *testing.T, e *env) {
+	ctx := testutil.SubtestContext(t)
+	ns := e.namespace(t, nil)
+	job := pytorchJob(ns, "stale",
+		pytorchReplicas("master", 1, batchv1beta1.ReplicaRestartOnFailure),
+		pytorchReplicas("worker", 1, batchv1beta1.ReplicaRestartOnFailure))
+	job.Spec.RunMode = &batchv1beta1.RunMode{Pause: &batchv1beta1.PauseMode{}}
+	if err := e.c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	pods := e.waitPods(ctx, t, ns, "stale", "stale-master-0", "stale-worker-0")
+	e.runAll(ctx, t, ns, "stale")
+	e.waitPhase(ctx, t, job, batchv1beta1.JobRunning)
+
+	svc := &corev1.Service{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "stale-master-0"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{discoveryv1.LabelServiceName: svc.Name, discoveryv1.LabelManagedBy: "integration-test"}
+	for k, v := range svc.Labels {
+		labels[k] = v
+	}
+	old := pods["stale-master-0"]
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: "stale-master-0-x1", Labels: labels},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses:  []string{"10.244.0.9"},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Terminating: ptr.To(true)},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: old.Name, UID: old.UID},
+		}},
+	}
+	if err := e.c.Create(ctx, slice); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := e.update(ctx, t, job, func() { job.Spec.RunMode.Pause.Enabled = true }); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPhase(ctx, t, job, batchv1beta1.JobPaused)
+	e.waitPods(ctx, t, ns, "stale")
+	if err := e.update(ctx, t, job, func() { job.Spec.RunMode.Pause.Enabled = false }); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPods(ctx, t, ns, "stale", "stale-worker-0")
+	e.waitEvent(ctx, t, ns, "stale", "StaleAddress", "Service stale-master-0 still resolves to the address of the replica's earlier pod")
+	if p := e.pods(ctx, t, ns, "stale")["stale-master-0"]; p != nil {
+		t.Fatalf("stale-master-0 recreated while its Service still resolved to %v", slice.Endpoints[0].Addresses)
+	}
+
+	// The EndpointSlice controller drops the address: the master comes.
+	slice.Endpoints = nil
+	if err := e.c.Update(ctx, slice); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPods(ctx, t, ns, "stale", "stale-master-0", "stale-worker-0")
 }
