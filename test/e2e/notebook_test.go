@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,10 @@ const (
 	// nbTimeout bounds the whole test: readiness, the busy kernel,
 	// idle-after, suspend-after and the resumption.
 	nbTimeout = 12 * time.Minute
+	// kernelQuiet is how long a kernel publishes nothing before the test
+	// executes on it: long enough for the server's last kernel_info
+	// requests to have been answered.
+	kernelQuiet = 3 * time.Second
 )
 
 // TestNotebookIdleReclaim runs Jupyter in a Notebook of a namespace that
@@ -353,13 +358,17 @@ func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.R
 //
 // Like JupyterLab on connecting, it first asks the kernel for its info,
 // here on the control channel as well as the shell, and waits for each
-// reply and for the kernel's idle status after it. Jupyter's server
-// (notebook 6) takes the state it reports from every status message, and
-// the kernel's control thread publishes its idle after the reply: one
-// landing after the execution's busy would leave the server reporting an
-// idle kernel for the whole execution. The control thread handles its
-// requests in order, so the idle after the test's own request also comes
-// after those of the server's kernel_info requests (its "nudges").
+// reply and for the kernel's idle status after it, then until the kernel
+// has published nothing for kernelQuiet. Jupyter's server (notebook 6)
+// takes the state it reports from every status message, whatever request
+// it answers, and the kernel's control thread answers while the shell
+// executes: an idle landing after the execution's busy leaves the server
+// reporting an idle kernel for the whole execution. Besides the test's own
+// requests, the server sends kernel_info requests of its own when a
+// websocket opens (its "nudges"), every half second until one is answered,
+// over channels of their own: the kernel may take the last of them after
+// the test's, so only a quiet kernel has answered them all. Status
+// messages answering other requests during the execution are logged.
 func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *websocket.Conn {
 	t.Helper()
 	u, err := url.Parse(base)
@@ -400,8 +409,12 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 		return msgID
 	}
 	// settled carries the parents' msg_ids of the kernel_info replies and
-	// of the idle statuses.
+	// of the idle statuses; heard is signalled on every message; execID is
+	// the execute_request's msg_id once it is sent.
 	settled := make(chan string, 64)
+	heard := make(chan struct{}, 1)
+	var execID atomic.Value
+	execID.Store("")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -411,19 +424,30 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 					MsgType string `json:"msg_type"`
 				} `json:"header"`
 				ParentHeader struct {
-					MsgID string `json:"msg_id"`
+					MsgID   string `json:"msg_id"`
+					MsgType string `json:"msg_type"`
 				} `json:"parent_header"`
 				Content json.RawMessage `json:"content"`
 			}
 			if err := websocket.JSON.Receive(ws, &m); err != nil {
 				return
 			}
+			select {
+			case heard <- struct{}{}:
+			default:
+			}
 			var status struct {
 				ExecutionState string `json:"execution_state"`
 			}
 			switch m.Header.MsgType {
 			case "status":
-				if json.Unmarshal(m.Content, &status) != nil || status.ExecutionState != "idle" {
+				if json.Unmarshal(m.Content, &status) != nil {
+					continue
+				}
+				if exec := execID.Load().(string); exec != "" && m.ParentHeader.MsgID != exec {
+					t.Logf("kernel %s: status %s answering a %s during the execution", id, status.ExecutionState, m.ParentHeader.MsgType)
+				}
+				if status.ExecutionState != "idle" {
 					continue
 				}
 				fallthrough
@@ -464,10 +488,24 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 			t.Fatalf("kernel %s: kernel_info requests %v not settled within a minute", id, pending)
 		}
 	}
-	send("shell", "execute_request", map[string]any{
+	quiet := time.NewTimer(kernelQuiet)
+	defer quiet.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-heard:
+			quiet.Reset(kernelQuiet)
+		case <-quiet.C:
+			waiting = false
+		case <-done:
+			t.Fatalf("kernel %s: the websocket closed before the kernel was quiet", id)
+		case <-timeout.C:
+			t.Fatalf("kernel %s: never quiet for %s within a minute", id, kernelQuiet)
+		}
+	}
+	execID.Store(send("shell", "execute_request", map[string]any{
 		"code": code, "silent": false, "store_history": false, "user_expressions": map[string]any{},
 		"allow_stdin": false, "stop_on_error": true,
-	})
+	}))
 	return ws
 }
 
