@@ -229,9 +229,20 @@ func testDisruptions(t *testing.T, e *env) {
 	pod = e.waitRecreated(t, pod)
 	e.waitBackoff(t, job, 2)
 
-	// Deleted by someone else (the node went away, an admin).
+	// Deleted by someone else (the node went away, an admin), once the
+	// status records the pod: one gone before that is only created again.
 	e.setPod(ctx, t, pod, corev1.PodRunning, nil)
-	e.waitPhase(ctx, t, job, batchv1beta1.JobRunning)
+	testutil.Poll(ctx, t, "the status records "+pod.Name+" running", func() (bool, string, error) {
+		e.get(ctx, t, job)
+		for _, task := range job.Status.Tasks {
+			for _, r := range task.Replicas {
+				if r.UID == pod.UID && r.Phase == string(corev1.PodRunning) {
+					return true, "", nil
+				}
+			}
+		}
+		return false, fmt.Sprintf("%+v", job.Status.Tasks), nil
+	})
 	if err := e.c.Delete(ctx, pod); err != nil {
 		t.Fatal(err)
 	}

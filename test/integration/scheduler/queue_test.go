@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -185,12 +186,16 @@ func testShapes(t *testing.T, e *env) {
 
 func patchQueue(ctx context.Context, t *testing.T, e *env, name string, mutate func(*schedv1beta1.QueueSpec)) {
 	t.Helper()
-	q := &schedv1beta1.Queue{}
-	if err := e.c.Get(ctx, client.ObjectKey{Name: name}, q); err != nil {
-		t.Fatal(err)
-	}
-	mutate(&q.Spec)
-	if err := e.c.Update(ctx, q); err != nil {
+	// The queue's status is written meanwhile: retry on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		q := &schedv1beta1.Queue{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: name}, q); err != nil {
+			return err
+		}
+		mutate(&q.Spec)
+		return e.c.Update(ctx, q)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
