@@ -53,7 +53,8 @@ func newAddressWaits() *addressWaits {
 // still publishes an address), whether it waits at now; a replica not
 // published, or that has waited staleAddressWait, is released. started are
 // the replicas whose wait begins at now.
-func (w *addressWaits) hold(ns string, published map[string]bool, now time.Time) (held, started []string) {
+func (w *addressWaits) hold(ns string, published map[string]bool, now time.Time) (held map[string]bool, started []string) {
+	held = map[string]bool{}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for k, t := range w.since {
@@ -69,10 +70,10 @@ func (w *addressWaits) hold(ns string, published map[string]bool, now time.Time)
 			delete(w.since, key)
 		case !waiting:
 			w.since[key] = now
-			held = append(held, name)
+			held[name] = true
 			started = append(started, name)
 		case now.Sub(since) < staleAddressWait:
-			held = append(held, name)
+			held[name] = true
 		default:
 			delete(w.since, key)
 		}
@@ -127,14 +128,7 @@ func (r *Reconciler) staleAddresses(ctx context.Context, job *Job, want []string
 		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventStaleAddress, "CreatePod",
 			"Service %s still resolves to the address of the replica's earlier pod: recreating the pod once it does not (at most %s)", name, staleAddressWait)
 	}
-	if len(held) == 0 {
-		return nil
-	}
-	out := make(map[string]bool, len(held))
-	for _, name := range held {
-		out[name] = true
-	}
-	return out
+	return held
 }
 
 // errStaleAddress means some replica was held back until its Service drops

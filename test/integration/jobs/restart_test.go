@@ -234,14 +234,7 @@ func testDisruptions(t *testing.T, e *env) {
 	e.setPod(ctx, t, pod, corev1.PodRunning, nil)
 	testutil.Poll(ctx, t, "the status records "+pod.Name+" running", func() (bool, string, error) {
 		e.get(ctx, t, job)
-		for _, task := range job.Status.Tasks {
-			for _, r := range task.Replicas {
-				if r.UID == pod.UID && r.Phase == string(corev1.PodRunning) {
-					return true, "", nil
-				}
-			}
-		}
-		return false, fmt.Sprintf("%+v", job.Status.Tasks), nil
+		return replicaPhase(job, pod.Name) == "Running", replicaPhase(job, pod.Name), nil
 	})
 	if err := e.c.Delete(ctx, pod); err != nil {
 		t.Fatal(err)
