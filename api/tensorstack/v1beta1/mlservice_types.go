@@ -33,8 +33,8 @@ type ModelSpec struct {
 	// modelFormat of the model; informational.
 	// +optional
 	ModelFormat *ModelFormat `json:"modelFormat,omitempty"`
-	// parameters are rendered into the runtime's Go-template args, besides
-	// MODEL_PATH.
+	// parameters are substituted for {{.NAME}} in the args of the
+	// runtime's containers, e.g. MODEL_PATH.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	Parameters map[string]string `json:"parameters,omitempty"`

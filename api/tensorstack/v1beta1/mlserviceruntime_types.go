@@ -14,9 +14,11 @@ type RuntimeTemplate struct {
 	// metadata: the labels and annotations of the pods.
 	// +optional
 	Metadata ServingPodMeta `json:"metadata,omitempty"`
-	// spec of the pods. The args of its containers are Go templates
-	// rendered with MODEL_PATH and the model's parameters, e.g.
-	// --models {{if .MODEL_PATH}}{{.MODEL_PATH}}{{else}}all{{end}}.
+	// spec of the pods. In the args of its containers, {{.NAME}} is the
+	// value of the release's parameter NAME (empty when not set) and
+	// {{if .NAME}}A{{else}}B{{end}} is A when it is set and B otherwise, e.g.
+	// --models {{if .MODEL_PATH}}{{.MODEL_PATH}}{{else}}all{{end}}. No other
+	// action is allowed, and the rendered args are bounded in size.
 	Spec corev1.PodSpec `json:"spec"`
 }
 

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,6 +40,8 @@ type Reconciler struct {
 	client  client.Client
 	writer  interactive.Writer
 	backend Backend
+	// recorder records why a release cannot run.
+	recorder events.EventRecorder
 	// storageImage runs the storage initializer, routerImage the router.
 	storageImage, routerImage string
 }
@@ -100,7 +103,12 @@ func (r *Reconciler) ensureComponents(ctx context.Context, m *tensorstackv1beta1
 		}
 		pod, err := predictorPod(m, rel, rt, r.storageImage)
 		if err != nil {
-			problems[rel.Name] = ComponentState{Reason: serving.ReasonInvalidSpec, Message: err.Error()}
+			reason := argsReason(err)
+			if reason == "" {
+				reason = serving.ReasonInvalidSpec
+			}
+			problems[rel.Name] = ComponentState{Reason: reason, Message: err.Error()}
+			r.warnOnce(m, rel.Name, problems[rel.Name])
 			continue
 		}
 		p := rel.Predictor
@@ -144,6 +152,20 @@ func (r *Reconciler) ensureComponents(ctx context.Context, m *tensorstackv1beta1
 	return states, problems, pruneRaw(ctx, r.writer, m, func(o client.Object) bool {
 		return o.GetLabels()[ComponentLabelKey] != componentRouter || routerKeep[o.GetName()]
 	})
+}
+
+// warnOnce records a Warning event on m with the reason and message of
+// the release that cannot run, unless its status already says so (the
+// event was recorded when the status was written).
+func (r *Reconciler) warnOnce(m *tensorstackv1beta1.MLService, release string, s ComponentState) {
+	for _, old := range m.Status.Releases {
+		if old.Name == release && old.Reason == s.Reason && old.Message == s.Message {
+			return
+		}
+	}
+	if r.recorder != nil {
+		r.recorder.Eventf(m, nil, corev1.EventTypeWarning, s.Reason, "Reconcile", "%s", s.Message)
+	}
 }
 
 // runtime returns the enabled runtime of rel, or the problem that it does

@@ -1,8 +1,9 @@
 // Package mlservice is the MLService controller. Each release's predictor
 // pod comes from its MLServiceRuntime's template, the release's template
-// strategic-merge-patched onto it, the runtime's Go-template args rendered
-// with MODEL_PATH and the model's parameters, and the model storage
-// applied. A Backend runs the releases and the transformer:
+// strategic-merge-patched onto it, the model's parameters substituted for
+// {{.NAME}} and {{if .NAME}}…{{else}}…{{end}} in the args (a bounded
+// substitution, never a Go template: see renderArgs), and the model
+// storage applied. A Backend runs the releases and the transformer:
 //
 //   - raw (the default, KServe's RawDeployment model): per component a
 //     Deployment, a Service <name>-private and, when maxReplicas exceeds

@@ -62,7 +62,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		backend = &knativeBackend{client: mgr.GetClient(), scheme: mgr.GetScheme()}
 	}
 	mgr.GetLogger().Info("MLService backend chosen", "backend", backend.Name())
-	r := &Reconciler{client: mgr.GetClient(), writer: w, backend: backend, storageImage: opts.StorageInitializerImage, routerImage: opts.RouterImage}
+	r := &Reconciler{
+		client: mgr.GetClient(), writer: w, backend: backend, recorder: mgr.GetEventRecorder("mlservice-controller"),
+		storageImage: opts.StorageInitializerImage, routerImage: opts.RouterImage,
+	}
 	owner := handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), &tensorstackv1beta1.MLService{}, handler.OnlyControllerOwner())
 	b := ctrl.NewControllerManagedBy(mgr).Named("mlservice").For(&tensorstackv1beta1.MLService{})
 	for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}} {

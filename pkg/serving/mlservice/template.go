@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,9 +15,6 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/serving"
 )
-
-// ModelPathKey is the template variable holding the model's path.
-const ModelPathKey = "MODEL_PATH"
 
 // mergePodSpec strategic-merge-patches the PodSpec JSON patch (nil for
 // none) onto base: containers merge by name and new ones are appended,
@@ -68,31 +64,6 @@ func baseFirst(base, merged []corev1.Container) []corev1.Container {
 	return append(out, added...)
 }
 
-// renderArgs renders the args of every container of spec as Go templates
-// with MODEL_PATH and params; an unknown variable renders empty.
-func renderArgs(spec *corev1.PodSpec, modelPath string, params map[string]string) error {
-	data := maps.Clone(params)
-	if data == nil {
-		data = map[string]string{}
-	}
-	data[ModelPathKey] = modelPath
-	for i := range spec.Containers {
-		c := &spec.Containers[i]
-		for j, arg := range c.Args {
-			tpl, err := template.New("arg").Option("missingkey=zero").Parse(arg)
-			if err != nil {
-				return fmt.Errorf("container %s args[%d]: %w", c.Name, j, err)
-			}
-			var out bytes.Buffer
-			if err := tpl.Execute(&out, data); err != nil {
-				return fmt.Errorf("container %s args[%d]: %w", c.Name, j, err)
-			}
-			c.Args[j] = out.String()
-		}
-	}
-	return nil
-}
-
 // predictorPod returns the pod template of a release served by rt (nil
 // for a predictor with a template of its own only).
 func predictorPod(m *tensorstackv1beta1.MLService, r tensorstackv1beta1.ReleaseSpec, rt *tensorstackv1beta1.MLServiceRuntime, image string) (corev1.PodTemplateSpec, error) {
@@ -117,15 +88,11 @@ func predictorPod(m *tensorstackv1beta1.MLService, r tensorstackv1beta1.ReleaseS
 	if len(pod.Spec.Containers) == 0 {
 		return pod, fmt.Errorf("release %s: the pod has no container", r.Name)
 	}
-	modelPath := ""
-	if p.Storage != nil {
-		modelPath = p.Storage.MountPath()
-	}
 	var params map[string]string
 	if p.Model != nil {
 		params = p.Model.Parameters
 	}
-	if err := renderArgs(&pod.Spec, modelPath, params); err != nil {
+	if err := renderArgs(&pod.Spec, params); err != nil {
 		return pod, fmt.Errorf("release %s: %w", r.Name, err)
 	}
 	for _, cr := range p.ContainersResources {

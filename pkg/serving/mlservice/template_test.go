@@ -37,20 +37,8 @@ func TestMergePodSpec(t *testing.T) {
 	}
 }
 
-func TestRenderArgs(t *testing.T) {
-	spec := corev1.PodSpec{Containers: []corev1.Container{{Args: []string{"--models {{if .MODEL_PATH}}{{.MODEL_PATH}}{{else}}all{{end}}", "--b={{.B}}", "--c={{.C}}"}}}}
-	if err := renderArgs(&spec, "", map[string]string{"B": "1"}); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"--models all", "--b=1", "--c="}, spec.Containers[0].Args); diff != "" {
-		t.Errorf("args (-want +got):\n%s", diff)
-	}
-	bad := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Args: []string{"{{.X"}}}}
-	if err := renderArgs(&bad, "", nil); err == nil {
-		t.Error("a broken template was accepted")
-	}
-}
-
+// TestWeight checks the global URL's split: the canary's percent, the
+// rest to the default, 0 to the other releases.
 func TestWeight(t *testing.T) {
 	m := seed()
 	if got := []int32{weight(m, "a"), weight(m, "b"), weight(m, "c")}; !cmp.Equal(got, []int32{70, 30, 0}) {

@@ -97,7 +97,7 @@ func seedMLService(ns, name, runtimeName string) *tensorstackv1beta1.MLService {
 			Default: "a", Canary: "b", CanaryTrafficPercent: ptr.To[int32](20),
 			Releases: []tensorstackv1beta1.ReleaseSpec{
 				{Name: "a", Predictor: tensorstackv1beta1.PredictorSpec{
-					Model:       &tensorstackv1beta1.ModelSpec{Runtime: runtimeName, Parameters: map[string]string{"BATCH": "8"}},
+					Model:       &tensorstackv1beta1.ModelSpec{Runtime: runtimeName, Parameters: map[string]string{"BATCH": "8", "MODEL_PATH": "mnist=model.mar"}},
 					Storage:     &tensorstackv1beta1.ModelStorage{PVC: &tensorstackv1beta1.PVCModelStorage{Name: "models", SubPath: "mnist"}},
 					MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](3),
 					Template: &tensorstackv1beta1.ServingPodTemplate{Spec: &runtime.RawExtension{Raw: patch}},
@@ -170,11 +170,11 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 		t.Fatalf("release a containers %+v", podA.Containers)
 	}
 	ca := podA.Containers[0]
-	if diff := cmp.Diff([]string{"serve", "/var/lib/t9k/model"}, ca.Args); diff != "" || ca.Image != "registry.example.com/torchserve:custom" || ca.Resources.Limits.Cpu().String() != "1" {
+	if diff := cmp.Diff([]string{"serve", "mnist=model.mar"}, ca.Args); diff != "" || ca.Image != "registry.example.com/torchserve:custom" || ca.Resources.Limits.Cpu().String() != "1" {
 		t.Errorf("release a container image %s resources %v args (-want +got):\n%s", ca.Image, ca.Resources.Limits, diff)
 	}
 	cb := podB.Containers[0]
-	wantArgs := []string{"torchserve", "--start", "--model-store=/var/lib/t9k/model", "--models /models", "--batch="}
+	wantArgs := []string{"torchserve", "--start", "--model-store=/var/lib/t9k/model", "--models all", "--batch="}
 	if diff := cmp.Diff(wantArgs, cb.Args); diff != "" || cb.Resources.Limits.Cpu().String() != "2" {
 		t.Errorf("release b resources %v args (-want +got):\n%s", cb.Resources.Limits, diff)
 	}
