@@ -240,7 +240,7 @@ type MLServiceStatus struct {
 // +kubebuilder:printcolumn:name="Canary",type=string,JSONPath=`.status.canaryRelease`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.address.url`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 24 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label of at most 24 characters starting with a letter, as it names the Services"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label of at most 63 characters starting with a letter, as it names the Service of the global URL"
 
 // MLService serves releases of a model, with canary traffic, autoscaling
 // and request logging.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // Labels of the objects of an MLService.
@@ -29,23 +30,38 @@ const ServingPort = 8080
 // Domain is the DNS domain of the raw backend's URLs.
 const Domain = "svc.cluster.local"
 
+// The names of an MLService's objects are <mlservice>-<kind> when that
+// fits a Service's 63 characters, and otherwise the MLService's name cut
+// and followed by the kind and a hash of the name
+// (interactive.ObjectName), so that MLServices of any valid name, such as
+// llama2-7b-chat-triton-tensorrtllm, get Services and URLs.
+
 // predictorName is the name of a release's predictor objects and the host
-// label of its URL.
+// label of its URL: <mlservice>-predict-<release>.
 func predictorName(m *tensorstackv1beta1.MLService, release string) string {
-	return m.Name + "-predict-" + release
+	return interactive.ObjectName(m.Name, componentPredict+"-"+release)
 }
 
-// predictHost is the name of the Service that splits between the releases.
-func predictHost(m *tensorstackv1beta1.MLService) string { return m.Name + "-predict" }
+// predictHost is the name of the Service that splits between the
+// releases: <mlservice>-predict.
+func predictHost(m *tensorstackv1beta1.MLService) string {
+	return interactive.ObjectName(m.Name, componentPredict)
+}
 
-// transformerName is the name of the transformer's objects.
-func transformerName(m *tensorstackv1beta1.MLService) string { return m.Name + "-transformer" }
+// transformerName is the name of the transformer's objects:
+// <mlservice>-transformer.
+func transformerName(m *tensorstackv1beta1.MLService) string {
+	return interactive.ObjectName(m.Name, componentTransformer)
+}
 
-// routerName is the name of the router's Deployment.
-func routerName(m *tensorstackv1beta1.MLService) string { return m.Name + "-router" }
+// routerName is the name of the router's Deployment: <mlservice>-router.
+func routerName(m *tensorstackv1beta1.MLService) string {
+	return interactive.ObjectName(m.Name, componentRouter)
+}
 
-// privateName is the name of the Service of a raw component.
-func privateName(component string) string { return component + "-private" }
+// privateName is the name of the headless Service of a raw component:
+// <component>-private, shortened as above when that is too long.
+func privateName(component string) string { return interactive.ObjectName(component, "private") }
 
 // privateURL is the URL the router reaches a raw component at: its
 // headless Service's name, which resolves to the addresses of the ready

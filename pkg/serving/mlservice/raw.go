@@ -157,24 +157,19 @@ func (b *rawBackend) ensureHPA(ctx context.Context, owner client.Object, c Compo
 // Prune deletes the Deployments, Services and HPAs of owner's predictors
 // and transformer not in keep; the router's objects are left alone.
 func (b *rawBackend) Prune(ctx context.Context, owner client.Object, keep map[string]bool) error {
+	keepPrivate := make(map[string]bool, len(keep))
+	for name, k := range keep {
+		keepPrivate[privateName(name)] = k
+	}
 	return pruneRaw(ctx, b.writer, owner, func(o client.Object) bool {
 		if o.GetLabels()[ComponentLabelKey] == componentRouter {
 			return true
 		}
 		if _, ok := o.(*corev1.Service); ok {
-			return keep[trimPrivate(o.GetName())]
+			return keepPrivate[o.GetName()]
 		}
 		return keep[o.GetName()]
 	})
-}
-
-// trimPrivate returns the component of a private Service's name.
-func trimPrivate(name string) string {
-	const suffix = "-private"
-	if len(name) > len(suffix) && name[len(name)-len(suffix):] == suffix {
-		return name[:len(name)-len(suffix)]
-	}
-	return name
 }
 
 // pruneRaw deletes the Deployments, Services and HPAs labelled with
