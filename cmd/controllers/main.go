@@ -22,6 +22,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/manager"
 	"github.com/accelstack/accelstack/pkg/notebook"
+	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/pkg/shim"
 	"github.com/accelstack/accelstack/pkg/tensorboard"
@@ -68,6 +69,7 @@ func main() {
 	})
 	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
 	fs.StringVar(&opts.KubeconfigServer, "kubeconfig-server", "", "API server URL that ServiceAccountToken kubeconfigs point at; empty means the address the controllers use.")
+	fs.DurationVar(&opts.TokenMaxDuration, "serviceaccounttoken-max-duration", satoken.DefaultMaxDuration, "Longest spec.duration a ServiceAccountToken may ask for; a duration of 0 means this.")
 	kubeconfigCA := fs.String("kubeconfig-ca-file", "", "PEM file of the CA of --kubeconfig-server; empty means the CA the controllers trust.")
 
 	cli.Main(fs, func(ctx context.Context) error {

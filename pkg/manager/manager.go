@@ -5,6 +5,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
@@ -97,6 +98,9 @@ type Options struct {
 	// means the manager's own.
 	KubeconfigServer string
 	KubeconfigCAData []byte
+	// TokenMaxDuration bounds a ServiceAccountToken's spec.duration and is
+	// what a duration of 0 means; 0 means satoken.DefaultMaxDuration.
+	TokenMaxDuration time.Duration
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 	// Logger is the manager's and controllers' logger; zero means ctrl.Log.
@@ -236,7 +240,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := project.Setup(mgr, project.Options{}); err != nil {
 		return nil, fmt.Errorf("setting up the Project controller: %w", err)
 	}
-	if err := satoken.Setup(mgr, satoken.Options{Cluster: satoken.Cluster{Server: opts.KubeconfigServer, CAData: opts.KubeconfigCAData}}); err != nil {
+	if err := satoken.Setup(mgr, satoken.Options{
+		Cluster: satoken.Cluster{Server: opts.KubeconfigServer, CAData: opts.KubeconfigCAData}, MaxDuration: opts.TokenMaxDuration,
+	}); err != nil {
 		return nil, fmt.Errorf("setting up the ServiceAccountToken controller: %w", err)
 	}
 	if err := workloadmetrics.Setup(mgr); err != nil {

@@ -42,6 +42,9 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	// policyNamespaces are the namespaces the default NetworkPolicy admits.
 	policyNamespaces []string
+	// controllers, if set, is bound to ControllersClusterRole in each
+	// project namespace.
+	controllers *rbacv1.Subject
 }
 
 // NewReconciler returns a Reconciler writing with c and reading unmarked
@@ -139,7 +142,10 @@ func (r *Reconciler) apply(ctx context.Context, p *tensorstackv1beta1.Project) e
 	if err := r.policy(ctx, p); err != nil {
 		return err
 	}
-	return r.serviceAccount(ctx, p)
+	if err := r.serviceAccount(ctx, p); err != nil {
+		return err
+	}
+	return r.controllersRights(ctx, p)
 }
 
 // namespace creates the project's namespace, or checks that the one there

@@ -31,6 +31,10 @@ type Options struct {
 	// and ResourceQuota of a Project to validate them; empty means
 	// "default".
 	ValidationNamespace string
+	// Controllers is the subject bound to ControllersClusterRole in each
+	// project namespace; nil means whoever the manager's credentials
+	// authenticate as (Self).
+	Controllers *rbacv1.Subject
 }
 
 // quotaProfileIndex indexes Projects by spec.quotaProfile.
@@ -63,6 +67,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("creating the project client: %w", err)
 	}
 	r := NewReconciler(cl, mgr.GetAPIReader(), mgr.GetEventRecorder("project-controller"), opts.PolicyNamespaces)
+	r.controllers = opts.Controllers
+	if r.controllers == nil {
+		self, err := Self(context.Background(), cl)
+		if err != nil {
+			return err
+		}
+		r.controllers = &self
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("project").
 		WatchesRawSource(source.Kind(c, client.Object(&tensorstackv1beta1.Project{}), &handler.EnqueueRequestForObject{}))

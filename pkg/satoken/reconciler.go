@@ -26,8 +26,12 @@ import (
 const (
 	// minLifetime is the shortest token the TokenRequest API issues.
 	minLifetime = 10 * time.Minute
-	// endlessLifetime is what each token of a duration of 0 asks for.
+	// endlessLifetime is the longest lifetime one token asks for; longer
+	// durations are served by renewals.
 	endlessLifetime = 365 * 24 * time.Hour
+	// DefaultMaxDuration is the longest a ServiceAccountToken issues
+	// tokens for, unless configured otherwise; duration 0 means this.
+	DefaultMaxDuration = 365 * 24 * time.Hour
 	// recheck bounds the time between two looks at a token's Secret, which
 	// the controller does not watch.
 	recheck = 10 * time.Minute
@@ -56,6 +60,8 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
 	cluster  Cluster
+	// maxDuration bounds spec.duration; 0 means DefaultMaxDuration.
+	maxDuration time.Duration
 }
 
 // NewReconciler returns a Reconciler writing with c, reading the
@@ -71,10 +77,13 @@ func NewReconciler(c client.Client, reader client.Reader, recorder events.EventR
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=serviceaccounttokens,verbs=get;list;watch
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=serviceaccounttokens/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=accelstack-project-member
+//
+// Requesting tokens (serviceaccounts/token create) is not a cluster-wide
+// right: the Project controller binds it in each Project namespace
+// (ClusterRole accelstack-controllers-project).
 
 // Reconcile issues, renews or expires the token of the ServiceAccountToken
 // req names.
@@ -108,13 +117,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		(c.Reason == tensorstackv1beta1.ReasonTokenExpired || c.Reason == tensorstackv1beta1.ReasonSubresourceNotFound) {
 		return ctrl.Result{}, nil // final: the user creates the token again
 	}
-	d, err := ParseDuration(sat.Spec.Duration)
+	d, err := r.duration(sat)
 	if err != nil {
 		return ctrl.Result{}, r.setReady(ctx, sat, corev1.ConditionFalse, ReasonInvalidDuration, "spec.duration: "+err.Error())
 	}
 	now := r.clock.Now()
 	end := sat.CreationTimestamp.Add(d)
-	if exp := sat.Status.ExpirationTime; d > 0 && exp != nil && !now.Before(exp.Time) && !exp.Time.Before(end) {
+	if exp := sat.Status.ExpirationTime; exp != nil && !now.Before(exp.Time) && !exp.Time.Before(end) {
 		log.Info("Token expired", "expirationTime", exp.Time)
 		return ctrl.Result{}, r.setReady(ctx, sat, corev1.ConditionFalse, tensorstackv1beta1.ReasonTokenExpired, "This token has expired")
 	}
@@ -135,7 +144,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || f != nil {
 		return ctrl.Result{}, r.fail(ctx, sat, err, f)
 	}
-	next, err := r.token(ctx, sat, sa, secret, d, now, end)
+	next, err := r.token(ctx, sat, sa, secret, now, end)
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, sat, err, nil)
 	}
@@ -143,6 +152,25 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: min(max(next.Sub(now), time.Second), recheck)}, nil
+}
+
+// duration returns how long sat issues tokens for: spec.duration, or the
+// maximum for 0; a longer duration is an error.
+func (r *Reconciler) duration(sat *tensorstackv1beta1.ServiceAccountToken) (time.Duration, error) {
+	limit := r.maxDuration
+	if limit <= 0 {
+		limit = DefaultMaxDuration
+	}
+	d, err := ParseDuration(sat.Spec.Duration)
+	switch {
+	case err != nil:
+		return 0, err
+	case d == 0:
+		return limit, nil
+	case d > limit:
+		return 0, fmt.Errorf("duration %q is longer than the %v the platform allows", sat.Spec.Duration, limit)
+	}
+	return d, nil
 }
 
 // fault is why a ServiceAccountToken has no token to use: the reason and
@@ -256,10 +284,10 @@ func (r *Reconciler) secret(ctx context.Context, sat *tensorstackv1beta1.Service
 
 // token issues a token into secret when it has none or it is due for
 // renewal, and returns when to look again.
-func (r *Reconciler) token(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken, sa *corev1.ServiceAccount, secret *corev1.Secret, d time.Duration, now, end time.Time) (time.Time, error) {
+func (r *Reconciler) token(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken, sa *corev1.ServiceAccount, secret *corev1.Secret, now, end time.Time) (time.Time, error) {
 	issued, _ := time.Parse(time.RFC3339, secret.Annotations[IssuedAtAnnotationKey])
 	exp := sat.Status.ExpirationTime
-	final := d > 0 && exp != nil && !exp.Time.Before(end)
+	final := exp != nil && !exp.Time.Before(end)
 	if len(secret.Data[TokenKey]) > 0 && !issued.IsZero() && exp != nil {
 		if final {
 			return exp.Time, nil
@@ -269,10 +297,7 @@ func (r *Reconciler) token(ctx context.Context, sat *tensorstackv1beta1.ServiceA
 			return renewAt, nil
 		}
 	}
-	lifetime := endlessLifetime
-	if d > 0 {
-		lifetime = min(max(end.Sub(now), minLifetime), endlessLifetime)
-	}
+	lifetime := min(max(end.Sub(now), minLifetime), endlessLifetime)
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		ExpirationSeconds: ptrTo(int64(lifetime / time.Second)),
 		BoundObjectRef:    &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Secret", Name: secret.Name, UID: secret.UID},
@@ -295,7 +320,7 @@ func (r *Reconciler) token(ctx context.Context, sat *tensorstackv1beta1.ServiceA
 	expiry := tr.Status.ExpirationTimestamp
 	sat.Status.ExpirationTime = &expiry
 	ctrl.LoggerFrom(ctx).Info("Issued token", "secret", secret.Name, "expirationTime", expiry.Time)
-	if d > 0 && !expiry.Time.Before(end) {
+	if !expiry.Time.Before(end) {
 		return expiry.Time, nil
 	}
 	return now.Add(expiry.Time.Sub(now) * 4 / 5), nil

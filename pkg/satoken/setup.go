@@ -3,6 +3,7 @@ package satoken
 import (
 	"fmt"
 	"os"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -24,6 +25,9 @@ type Options struct {
 	Cluster Cluster
 	// Clock tells the time; nil means the real clock.
 	Clock clock.PassiveClock
+	// MaxDuration bounds spec.duration, and is what a duration of 0
+	// means; 0 means DefaultMaxDuration.
+	MaxDuration time.Duration
 }
 
 // Setup runs the ServiceAccountToken controller on mgr. It watches the
@@ -48,6 +52,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("serviceaccounttoken-controller"), opts.Clock, cluster)
+	r.maxDuration = opts.MaxDuration
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("serviceaccounttoken").
 		For(&tensorstackv1beta1.ServiceAccountToken{})

@@ -37,7 +37,10 @@ const (
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=workflowtemplates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=genericjobs;pytorchtrainingjobs;tensorflowtrainingjobs;xgboosttrainingjobs;colossalaijobs;deepspeedjobs;mpijobs;beamjobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+//
+// Impersonating the run's ServiceAccount is not a cluster-wide right: the
+// Project controller binds it in each Project namespace (ClusterRole
+// accelstack-controllers-project).
 
 // Reconciler runs WorkflowRuns.
 type Reconciler struct {
