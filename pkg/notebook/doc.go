@@ -5,9 +5,10 @@
 // (ObjectName: managed-notebook-<8 hex digits>) and labelled with
 // NotebookLabelKey:
 //
-//   - a StatefulSet of one pod (<name>-0; no pod while spec.suspend holds)
-//     from spec.template.spec: the container named notebook gets NB_PREFIX,
-//     the URL path Jupyter serves under (URLPrefix), the pod's fsGroup
+//   - a StatefulSet of one pod (<name>-0; no pod while spec.suspend is
+//     true or spec.runMode is suspended) from spec.template.spec: the main
+//     container (named notebook, or else the first) gets NB_PREFIX, the
+//     URL path Jupyter serves under (URLPrefix), the pod's fsGroup
 //     defaults to the notebook images' user (1000) so that a fresh PVC is
 //     writable, the T9k Scheduler's fields are set from spec.scheduler, and
 //     the activity sidecar (cmd/activity-proxy) is added in front of the

@@ -157,7 +157,7 @@ func (r *Reconciler) reconcile(ctx context.Context, nb *tensorstackv1beta1.Noteb
 	if err != nil {
 		return err
 	}
-	o := observe(nb.Spec.Suspend, PodName(name), pod)
+	o := observe(nb.Spec.Suspended(), nb.Spec.MainContainer(), PodName(name), pod)
 	nb.Status.Phase, nb.Status.Pod = o.phase, o.pod
 	setCondition(&nb.Status.Conditions, tensorstackv1beta1.ConditionReady, o.ready)
 	return nil

@@ -56,7 +56,7 @@ func UpstreamPort(t tensorstackv1beta1.NotebookType) int32 {
 // enabled.
 func statefulSet(nb *tensorstackv1beta1.Notebook, name, image string, keys []string) *appsv1.StatefulSet {
 	replicas := int32(1)
-	if nb.Spec.Suspend {
+	if nb.Spec.Suspended() {
 		replicas = 0
 	}
 	labels := objectLabels(nb, name, "notebook")
@@ -76,7 +76,9 @@ func statefulSet(nb *tensorstackv1beta1.Notebook, name, image string, keys []str
 }
 
 // podTemplate returns the pod template of nb: its pod spec with the
-// defaults, the scheduler, the authorized keys and the sidecar.
+// defaults, the scheduler, the authorized keys and the sidecar. The main
+// container (NotebookSpec.MainContainer) gets NB_PREFIX, the server's port
+// and the keys.
 func podTemplate(nb *tensorstackv1beta1.Notebook, labels map[string]string, image string, keys []string) corev1.PodTemplateSpec {
 	podLabels := make(map[string]string, len(labels)+1)
 	for k, v := range labels {
@@ -102,9 +104,10 @@ func podTemplate(nb *tensorstackv1beta1.Notebook, labels map[string]string, imag
 	}
 	port := UpstreamPort(nb.Spec.Type)
 	withKeys := nb.Spec.SSH != nil && nb.Spec.SSH.Enabled && len(keys) > 0
+	main := nb.Spec.MainContainer()
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
-		if c.Name != tensorstackv1beta1.NotebookContainer {
+		if c.Name != main {
 			continue
 		}
 		if !hasEnv(c.Env, NBPrefixEnv) {
@@ -125,7 +128,7 @@ func podTemplate(nb *tensorstackv1beta1.Notebook, labels map[string]string, imag
 		ObjectMeta: metav1.ObjectMeta{
 			Labels: podLabels,
 			// kubectl exec and logs go to the notebook, not the sidecar.
-			Annotations: map[string]string{"kubectl.kubernetes.io/default-container": tensorstackv1beta1.NotebookContainer},
+			Annotations: map[string]string{"kubectl.kubernetes.io/default-container": main},
 		},
 		Spec: spec,
 	}

@@ -119,6 +119,58 @@ func TestStatefulSetOptions(t *testing.T) {
 			},
 		},
 		{
+			name: "runMode suspended",
+			nb:   makeNotebook("demo", "nb").runMode(tensorstackv1beta1.NotebookRunModeSuspended).obj(),
+			check: func(t *testing.T, sts *appsv1.StatefulSet) {
+				if ptr.Deref(sts.Spec.Replicas, 1) != 0 {
+					t.Errorf("replicas %v, want 0", sts.Spec.Replicas)
+				}
+			},
+		},
+		{
+			// The Resource Keeper suspends by spec.suspend: it holds over
+			// runMode running.
+			name: "runMode running and suspend",
+			nb:   makeNotebook("demo", "nb").runMode(tensorstackv1beta1.NotebookRunModeRunning).suspend().obj(),
+			check: func(t *testing.T, sts *appsv1.StatefulSet) {
+				if ptr.Deref(sts.Spec.Replicas, 1) != 0 {
+					t.Errorf("replicas %v, want 0", sts.Spec.Replicas)
+				}
+			},
+		},
+		{
+			name: "runMode running",
+			nb:   makeNotebook("demo", "nb").runMode(tensorstackv1beta1.NotebookRunModeRunning).obj(),
+			check: func(t *testing.T, sts *appsv1.StatefulSet) {
+				if ptr.Deref(sts.Spec.Replicas, 0) != 1 {
+					t.Errorf("replicas %v, want 1", sts.Spec.Replicas)
+				}
+			},
+		},
+		{
+			// The 2023 manual's notebooks name their container after the
+			// framework; the first container runs the server.
+			name: "no container named notebook",
+			nb: makeNotebook("demo", "nb").ssh("", "alice").podSpec(func(s *corev1.PodSpec) {
+				s.Containers[0].Name = "tensorflow"
+				s.Containers = append(s.Containers, corev1.Container{Name: "helper", Image: "busybox"})
+			}).obj(),
+			keys: []string{"alice"},
+			check: func(t *testing.T, sts *appsv1.StatefulSet) {
+				spec := sts.Spec.Template.Spec
+				c := container(t, spec, "tensorflow")
+				if !hasEnv(c.Env, NBPrefixEnv) || !hasPort(c.Ports, JupyterPort) || len(c.VolumeMounts) != 2 {
+					t.Errorf("main container env %+v ports %+v mounts %+v, want NB_PREFIX, 8888 and the keys", c.Env, c.Ports, c.VolumeMounts)
+				}
+				if h := container(t, spec, "helper"); len(h.Env) != 0 || len(h.Ports) != 0 || len(h.VolumeMounts) != 0 {
+					t.Errorf("second container changed: %+v", h)
+				}
+				if got := sts.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; got != "tensorflow" {
+					t.Errorf("default container %q", got)
+				}
+			},
+		},
+		{
 			name: "rstudio",
 			nb:   makeNotebook("demo", "nb").typ(tensorstackv1beta1.NotebookRStudio).obj(),
 			check: func(t *testing.T, sts *appsv1.StatefulSet) {

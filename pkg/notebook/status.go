@@ -70,14 +70,14 @@ type observed struct {
 }
 
 // observe returns the state of the Notebook with suspend from its pod (nil
-// when there is none).
-func observe(suspend bool, podName string, pod *corev1.Pod) observed {
+// when there is none), whose container main runs the server.
+func observe(suspend bool, main, podName string, pod *corev1.Pod) observed {
 	var o observed
 	if pod != nil {
 		o.pod = &tensorstackv1beta1.PodStatus{
 			Reference: tensorstackv1beta1.PodReference{Name: pod.Name, UID: pod.UID},
 			Phase:     pod.Status.Phase,
-			Status:    containerState(pod, tensorstackv1beta1.NotebookContainer),
+			Status:    containerState(pod, main),
 		}
 	}
 	switch {

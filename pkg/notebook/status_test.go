@@ -64,7 +64,7 @@ func TestObserve(t *testing.T) {
 		{name: "terminating", pod: terminating, wantPhase: "Pending", wantReady: condition{"False", ReasonWaiting, "Pod p-0 is terminating"}, wantPodStat: "Running"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := observe(tc.suspend, "p-0", tc.pod)
+			o := observe(tc.suspend, tensorstackv1beta1.NotebookContainer, "p-0", tc.pod)
 			if o.phase != tc.wantPhase {
 				t.Errorf("phase %s, want %s", o.phase, tc.wantPhase)
 			}

@@ -51,6 +51,11 @@ func (w *nbWrapper) suspend() *nbWrapper {
 	return w
 }
 
+func (w *nbWrapper) runMode(m tensorstackv1beta1.NotebookRunMode) *nbWrapper {
+	w.Spec.RunMode = m
+	return w
+}
+
 func (w *nbWrapper) podSpec(edit func(*corev1.PodSpec)) *nbWrapper {
 	edit(&w.Spec.Template.Spec)
 	return w

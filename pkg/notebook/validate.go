@@ -11,7 +11,7 @@ import (
 )
 
 // ValidateSpec returns what keeps the spec of nb from running, naming the
-// fields: a template without a container named notebook, names and ports
+// fields: a template without containers, names and ports
 // the controller adds to the pod, invalid or repeated Secret names in
 // spec.ssh.authorized_keys, and a queue name that is no label value. The
 // webhook refuses such Notebooks; the controller reports them in Ready.
@@ -19,13 +19,9 @@ func ValidateSpec(nb *tensorstackv1beta1.Notebook) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	pod := spec.Child("template", "spec")
-	found := false
 	for i, c := range nb.Spec.Template.Spec.Containers {
 		p := pod.Child("containers").Index(i)
-		switch c.Name {
-		case tensorstackv1beta1.NotebookContainer:
-			found = true
-		case activity.ContainerName:
+		if c.Name == activity.ContainerName {
 			errs = append(errs, field.Invalid(p.Child("name"), c.Name, "is the name of the activity sidecar the controller adds"))
 		}
 		for j, port := range c.Ports {
@@ -35,8 +31,9 @@ func ValidateSpec(nb *tensorstackv1beta1.Notebook) field.ErrorList {
 			}
 		}
 	}
-	if !found {
-		errs = append(errs, field.Required(pod.Child("containers"), fmt.Sprintf("a container named %q runs the notebook server", tensorstackv1beta1.NotebookContainer)))
+	if len(nb.Spec.Template.Spec.Containers) == 0 {
+		errs = append(errs, field.Required(pod.Child("containers"),
+			fmt.Sprintf("a container runs the notebook server: the one named %q, or else the first", tensorstackv1beta1.NotebookContainer)))
 	}
 	for i, c := range nb.Spec.Template.Spec.InitContainers {
 		if c.Name == activity.ContainerName {

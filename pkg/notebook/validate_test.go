@@ -25,9 +25,10 @@ func TestValidateSpec(t *testing.T) {
 		{name: "the seed's notebook", nb: makeNotebook("demo", "tutorial").obj()},
 		{name: "ssh and queue", nb: makeNotebook("demo", "tutorial").ssh(corev1.ServiceTypeClusterIP, "example-user").queue("default").obj()},
 		{
-			name: "no notebook container",
-			nb:   makeNotebook("demo", "nb").podSpec(func(s *corev1.PodSpec) { s.Containers[0].Name = "jupyter" }).obj(),
-			want: []string{"spec.template.spec.containers"},
+			// The platform's 2023 manual names the container after the
+			// framework: the first container runs the server.
+			name: "no container named notebook",
+			nb:   makeNotebook("demo", "nb").podSpec(func(s *corev1.PodSpec) { s.Containers[0].Name = "tensorflow" }).runMode("running").obj(),
 		},
 		{
 			name: "no containers",
@@ -95,9 +96,10 @@ func TestWebhook(t *testing.T) {
 		return runtime.RawExtension{Raw: b}
 	}
 	good := makeNotebook("demo", "nb").obj()
-	bad := makeNotebook("demo", "nb").podSpec(func(s *corev1.PodSpec) { s.Containers[0].Name = "jupyter" }).obj()
-	badSuspended := makeNotebook("demo", "nb").podSpec(func(s *corev1.PodSpec) { s.Containers[0].Name = "jupyter" }).suspend().obj()
-	badKeys := makeNotebook("demo", "nb").podSpec(func(s *corev1.PodSpec) { s.Containers[0].Name = "jupyter" }).ssh("", "Bad_Key").obj()
+	noContainers := func(s *corev1.PodSpec) { s.Containers = nil }
+	bad := makeNotebook("demo", "nb").podSpec(noContainers).obj()
+	badSuspended := makeNotebook("demo", "nb").podSpec(noContainers).suspend().obj()
+	badKeys := makeNotebook("demo", "nb").podSpec(noContainers).ssh("", "Bad_Key").obj()
 
 	for _, tc := range []struct {
 		name     string
@@ -107,7 +109,7 @@ func TestWebhook(t *testing.T) {
 		wantMsg  string
 	}{
 		{name: "create valid", op: admissionv1.Create, obj: good, wantOK: true},
-		{name: "create without a notebook container", op: admissionv1.Create, obj: bad, wantMsg: "spec.template.spec.containers"},
+		{name: "create without containers", op: admissionv1.Create, obj: bad, wantMsg: "spec.template.spec.containers"},
 		{name: "update to invalid", op: admissionv1.Update, obj: bad, old: good, wantMsg: "spec.template.spec.containers"},
 		{name: "suspending an old invalid Notebook", op: admissionv1.Update, obj: badSuspended, old: bad, wantOK: true},
 		{name: "a new fault on an old invalid Notebook", op: admissionv1.Update, obj: badKeys, old: bad, wantMsg: "spec.ssh.authorized_keys[0]"},

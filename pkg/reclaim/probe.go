@@ -137,7 +137,7 @@ func (k *Keeper) probeJupyter(ctx context.Context, now time.Time, j job, pod *co
 	}
 	base := baseURL(pod.Status.PodIP, k.opts.JupyterPort) + basePath(k.opts.JupyterBasePath(nb, pod))
 	start := k.opts.Clock.Now()
-	a, err := readJupyter(ctx, k.opts.HTTPClient, base, envOf(pod, tensorstackv1beta1.NotebookContainer, "JUPYTER_TOKEN"))
+	a, err := readJupyter(ctx, k.opts.HTTPClient, base, envOf(pod, nb.Spec.MainContainer(), "JUPYTER_TOKEN"))
 	if k.opts.JupyterPort == activity.HTTPPort {
 		mem.callStart, mem.callEnd = start, k.opts.Clock.Now()
 	}
@@ -154,11 +154,11 @@ func (k *Keeper) probeJupyter(ctx context.Context, now time.Time, j job, pod *co
 }
 
 // NBPrefix is the default Options.JupyterBasePath: the value of NB_PREFIX
-// in the notebook container's environment (the base URL Kubeflow-style
+// in the main container's environment (the base URL Kubeflow-style
 // notebook images serve under), else the path of the Notebook's
 // status.url, else none.
 func NBPrefix(nb *tensorstackv1beta1.Notebook, pod *corev1.Pod) string {
-	if p := envOf(pod, tensorstackv1beta1.NotebookContainer, "NB_PREFIX"); p != "" {
+	if p := envOf(pod, nb.Spec.MainContainer(), "NB_PREFIX"); p != "" {
 		return p
 	}
 	if u, err := url.Parse(nb.Status.URL); err == nil {

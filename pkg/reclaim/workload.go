@@ -101,7 +101,7 @@ type notebook struct{ *tensorstackv1beta1.Notebook }
 
 func (w notebook) object() client.Object { return w.Notebook }
 func (notebook) kind() string            { return "Notebook" }
-func (w notebook) suspended() bool       { return w.Spec.Suspend }
+func (w notebook) suspended() bool       { return w.Spec.Suspended() }
 func (w notebook) idle() *condition      { return findIdle(w.Status.Conditions) }
 func (w notebook) setIdle(c condition)   { w.Status.Conditions = putIdle(w.Status.Conditions, c) }
 func (w notebook) podRefs() []podRef     { return refOf(w.Status.Pod) }

@@ -16,13 +16,27 @@ const (
 	NotebookRStudio NotebookType = "rstudio"
 )
 
-// NotebookContainer is the name of a Notebook's main container.
+// NotebookContainer is the name of a Notebook's main container. A
+// template without a container of that name runs its first container as
+// the main one (MainContainer).
 const NotebookContainer = "notebook"
+
+// NotebookRunMode is the platform's older way to suspend a Notebook:
+// running or suspended.
+// +kubebuilder:validation:Enum=running;suspended
+type NotebookRunMode string
+
+// The run modes.
+const (
+	NotebookRunModeRunning   NotebookRunMode = "running"
+	NotebookRunModeSuspended NotebookRunMode = "suspended"
+)
 
 // NotebookTemplateSpec is the pod template of a Notebook.
 type NotebookTemplateSpec struct {
-	// spec of the notebook pod; its container named notebook serves the
-	// notebook's HTTP entry on port 8888.
+	// spec of the notebook pod; its container named notebook, or its first
+	// container when none has that name, serves the notebook's HTTP entry
+	// on port 8888 (8787 for RStudio).
 	Spec corev1.PodSpec `json:"spec"`
 }
 
@@ -58,9 +72,38 @@ type NotebookSpec struct {
 	// +kubebuilder:default=jupyter
 	Type NotebookType `json:"type,omitempty"`
 	// suspend deletes the notebook's pod while true, keeping its Services
-	// and ConfigMaps for when it resumes. Defaults to false.
+	// and ConfigMaps for when it resumes. Defaults to false. The notebook
+	// is suspended while suspend is true or runMode is suspended, so that
+	// either way of suspending it (and the Resource Keeper's, which sets
+	// suspend) holds; it runs only once neither does.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+	// runMode is the platform's older field for suspend: running (the
+	// default) or suspended. See suspend for how the two combine.
+	// +optional
+	RunMode NotebookRunMode `json:"runMode,omitempty"`
+}
+
+// Suspended reports whether the notebook's pod is to be deleted: spec.suspend
+// is true or spec.runMode is suspended.
+func (s *NotebookSpec) Suspended() bool {
+	return s.Suspend || s.RunMode == NotebookRunModeSuspended
+}
+
+// MainContainer returns the name of the container that runs the notebook
+// server: the container named notebook, or else the first one ("" when
+// the template has none).
+func (s *NotebookSpec) MainContainer() string {
+	cs := s.Template.Spec.Containers
+	for _, c := range cs {
+		if c.Name == NotebookContainer {
+			return c.Name
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return cs[0].Name
 }
 
 // NotebookPhase is the coarse state of a Notebook.

@@ -38,6 +38,8 @@ func TestNotebook(t *testing.T) {
 			"Refused":           e.testRefused,
 			"WrongTypeSecret":   e.testWrongTypeSecret,
 			"RStudioAndQueue":   e.testRStudioAndQueue,
+			"ManualRunning":     e.testManualRunning,
+			"ManualSuspended":   e.testManualSuspended,
 		} {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
@@ -306,7 +308,7 @@ func (e *env) testRefused(t *testing.T) {
 		edit      func(*tensorstackv1beta1.Notebook)
 		wantField string
 	}{
-		{"no-notebook-container", func(nb *tensorstackv1beta1.Notebook) { nb.Spec.Template.Spec.Containers[0].Name = "jupyter" }, "spec.template.spec.containers"},
+		{"activity-container", func(nb *tensorstackv1beta1.Notebook) { nb.Spec.Template.Spec.Containers[0].Name = "activity" }, "spec.template.spec.containers[0].name"},
 		{"bad-key-name", func(nb *tensorstackv1beta1.Notebook) { nb.Spec.SSH.AuthorizedKeys = []string{"Example_User"} }, "spec.ssh.authorized_keys[0]"},
 		{"sidecar-port", func(nb *tensorstackv1beta1.Notebook) {
 			nb.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
@@ -327,10 +329,10 @@ func (e *env) testRefused(t *testing.T) {
 	testutil.MustCreate(ctx, t, e.c, nb)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := e.notebook(ctx, t, ns, nb.Name)
-		cur.Spec.Template.Spec.Containers[0].Name = "jupyter"
+		cur.Spec.Template.Spec.Containers[0].Name = "activity"
 		return e.c.Update(ctx, cur)
 	})
-	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.template.spec.containers") {
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.template.spec.containers[0].name") {
 		t.Errorf("update = %v, want it refused", err)
 	}
 }
