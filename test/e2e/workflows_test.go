@@ -178,13 +178,14 @@ subjects:
 // TestWorkflowDAG runs a DAG whose steps really run: a result passes from
 // one node to another's when and params, a SeqPod writes a file through a
 // StorageShim PVC into the bucket, and a Resource node runs a GenericJob to
-// Succeeded.
+// Succeeded. It runs in a Project namespace: the controllers act as a
+// run's ServiceAccount only there.
 func TestWorkflowDAG(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t)
+	c := crClient(t)
+	ns := newProjectE2E(t, c, "0")
 	s3, bucket := newBucket(t, nil)
 	createS3Secret(t, ns)
-	c := crClient(t)
 	shim := &tensorstackv1beta2.StorageShim{
 		ObjectMeta: metav1.ObjectMeta{Name: "work", Namespace: ns},
 		Spec: tensorstackv1beta2.StorageShimSpec{Type: tensorstackv1beta2.StorageShimTypeS3, S3: &tensorstackv1beta2.S3{
