@@ -111,9 +111,10 @@ func (r *Reconciler) runDAG(ctx context.Context, run *batchv1beta1.WorkflowRun, 
 		return outcome{}, err
 	}
 	vars := b.dagVariables(results)
+	sub := vars.budget(MaxSubstitutedObjectBytes)
 
 	// Start the nodes whose dependencies have ended.
-	for _, n := range dag.Templates {
+	for i, n := range dag.Templates {
 		ns := st.Nodes[n.Name]
 		if ns.Phase != "" || ns.WorkflowRunName != "" {
 			continue
@@ -137,13 +138,19 @@ func (r *Reconciler) runDAG(ctx context.Context, run *batchv1beta1.WorkflowRun, 
 		if !ready || stopAll {
 			continue
 		}
-		if when, ok := evalWhen(n.When, vars); !ok {
+		when, ok, err := evalWhen(n.When, sub, fmt.Sprintf("spec.dag.templates[%d].when", i))
+		if err != nil {
+			ns.Phase, ns.Message = batchv1beta1.NodeError, err.Error()
+			st.Nodes[n.Name] = ns
+			continue
+		}
+		if !ok {
 			ns.Phase, ns.WhenExpressions, ns.Message = batchv1beta1.NodeSkipped, when, "when expressions are false"
 			st.Nodes[n.Name] = ns
 			r.recorder.Eventf(run, nil, corev1.EventTypeNormal, EventNodeSkipped, "Skip", "Node %s skipped: its when expressions are false", n.Name)
 			continue
 		}
-		child, err := r.childRun(run, &n, b, vars)
+		child, err := r.childRun(run, &n, b, sub, fmt.Sprintf("spec.dag.templates[%d].params", i))
 		if err != nil {
 			ns.Phase, ns.Message = batchv1beta1.NodeError, err.Error()
 			st.Nodes[n.Name] = ns
@@ -196,10 +203,14 @@ func (r *Reconciler) runDAG(ctx context.Context, run *batchv1beta1.WorkflowRun, 
 	if err := r.nodeResults(ctx, run, results); err != nil {
 		return outcome{}, err
 	}
-	vars = b.dagVariables(results)
+	sub = b.dagVariables(results).budget(MaxSubstitutedObjectBytes)
 	st.Results = nil
-	for _, res := range spec.Results {
-		st.Results = append(st.Results, batchv1beta1.WorkflowRunResult{Name: res.Name, Value: vars.Replace(res.Value)})
+	for i, res := range spec.Results {
+		v, err := sub.replace(res.Value, fmt.Sprintf("spec.results[%d].value", i), MaxSubstitutedBytes)
+		if err != nil {
+			return outcome{phase: batchv1beta1.NodeFailed, message: err.Error()}, nil //nolint:nilerr // the error is the run's outcome
+		}
+		st.Results = append(st.Results, batchv1beta1.WorkflowRunResult{Name: res.Name, Value: v})
 	}
 	return outcome{phase: batchv1beta1.NodeSucceeded, message: "All nodes in DAG have succeeded"}, nil
 }
@@ -262,16 +273,25 @@ func (b *binding) dagVariables(results map[string]map[string]string) Variables {
 	return v
 }
 
-// evalWhen evaluates when expressions with vars substituted; an empty
-// input is "". It returns the substituted expressions and whether all hold.
-func evalWhen(when []batchv1beta1.WhenExpression, vars Variables) ([]batchv1beta1.WhenExpression, bool) {
+// evalWhen evaluates when expressions, at field, with sub's variables
+// substituted; an empty input is "". It returns the substituted expressions
+// and whether all hold, or a *TooLongError.
+func evalWhen(when []batchv1beta1.WhenExpression, sub *substituter, field string) ([]batchv1beta1.WhenExpression, bool, error) {
 	out := make([]batchv1beta1.WhenExpression, 0, len(when))
 	ok := true
-	for _, w := range when {
-		e := batchv1beta1.WhenExpression{Input: unresolvedEmpty(vars.Replace(w.Input)), Operator: w.Operator}
+	for i, w := range when {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		input, err := sub.replace(w.Input, f+".input", MaxSubstitutedBytes)
+		if err != nil {
+			return nil, false, err
+		}
+		e := batchv1beta1.WhenExpression{Input: unresolvedEmpty(input), Operator: w.Operator}
 		in := false
-		for _, v := range w.Values {
-			v = unresolvedEmpty(vars.Replace(v))
+		for j, v := range w.Values {
+			if v, err = sub.replace(v, fmt.Sprintf("%s.values[%d]", f, j), MaxSubstitutedBytes); err != nil {
+				return nil, false, err
+			}
+			v = unresolvedEmpty(v)
 			e.Values = append(e.Values, v)
 			in = in || v == e.Input
 		}
@@ -280,7 +300,7 @@ func evalWhen(when []batchv1beta1.WhenExpression, vars Variables) ([]batchv1beta
 		}
 		out = append(out, e)
 	}
-	return out, ok
+	return out, ok, nil
 }
 
 // unresolvedEmpty turns a reference to a result no node produced (a node
@@ -294,10 +314,11 @@ func unresolvedEmpty(s string) string {
 	})
 }
 
-// childRun returns the run of a DAG node: its template, its params with
-// the DAG's variables substituted, its workspaces bound to the DAG's,
+// childRun returns the run of a DAG node: its template, its params (at
+// field) with the DAG's variables substituted, each at most
+// batchv1beta1.MaxParamValueLength bytes, its workspaces bound to the DAG's,
 // nested one level deeper.
-func (r *Reconciler) childRun(run *batchv1beta1.WorkflowRun, n *batchv1beta1.DAGNode, b *binding, vars Variables) (*batchv1beta1.WorkflowRun, error) {
+func (r *Reconciler) childRun(run *batchv1beta1.WorkflowRun, n *batchv1beta1.DAGNode, b *binding, sub *substituter, field string) (*batchv1beta1.WorkflowRun, error) {
 	depth := run.Spec.Depth + 1
 	if depth > batchv1beta1.MaxWorkflowRunDepth {
 		return nil, fmt.Errorf("runs nest at most %d deep: node %s would be at depth %d", batchv1beta1.MaxWorkflowRunDepth, n.Name, depth)
@@ -321,8 +342,12 @@ func (r *Reconciler) childRun(run *batchv1beta1.WorkflowRun, n *batchv1beta1.DAG
 			Scheduler:           run.Spec.Scheduler.DeepCopy(),
 		},
 	}
-	for _, p := range n.Params {
-		child.Spec.Params = append(child.Spec.Params, batchv1beta1.Param{Name: p.Name, Value: unresolvedEmpty(vars.Replace(p.Value))})
+	for i, p := range n.Params {
+		v, err := sub.replace(p.Value, fmt.Sprintf("%s[%d].value", field, i), batchv1beta1.MaxParamValueLength)
+		if err != nil {
+			return nil, err
+		}
+		child.Spec.Params = append(child.Spec.Params, batchv1beta1.Param{Name: p.Name, Value: unresolvedEmpty(v)})
 	}
 	bound := map[string]boundWorkspace{}
 	for _, w := range b.workspaces {

@@ -132,12 +132,12 @@ func (r *Reconciler) buildPod(run *batchv1beta1.WorkflowRun, spec *batchv1beta1.
 	var ps corev1.PodSpec
 	if typ == batchv1beta1.WorkflowTemplateTypePod {
 		ps = *spec.Pod.PodSpec.DeepCopy()
-		if err := b.vars.ReplaceAll(&ps); err != nil {
+		if err := b.vars.ReplaceAll(&ps, "spec.pod"); err != nil {
 			return nil, err
 		}
 	} else {
 		t := spec.SeqPod.DeepCopy()
-		if err := b.vars.ReplaceAll(t); err != nil {
+		if err := b.vars.ReplaceAll(t, "spec.seqPod"); err != nil {
 			return nil, err
 		}
 		var err error

@@ -136,7 +136,11 @@ func (r *Reconciler) object(run *batchv1beta1.WorkflowRun, spec *batchv1beta1.Wo
 		if err != nil {
 			return nil, fmt.Errorf("spec.resource.manifest: %w", err)
 		}
-		obj.Object = b.vars.replaceTree(obj.Object).(map[string]any)
+		tree, err := b.vars.budget(MaxSubstitutedObjectBytes).replaceTree(obj.Object, "spec.resource.manifest")
+		if err != nil {
+			return nil, err
+		}
+		obj.Object = tree.(map[string]any)
 		if run.Spec.ServiceAccountName == "" {
 			return nil, errors.New("spec.serviceAccountName is required to create a Resource template's object: it is created with that service account's permissions")
 		}
@@ -151,7 +155,7 @@ func (r *Reconciler) object(run *batchv1beta1.WorkflowRun, spec *batchv1beta1.Wo
 		w.watched = isJob
 	} else {
 		job := jobTemplate(spec)
-		if err := b.vars.ReplaceAll(job); err != nil {
+		if err := b.vars.ReplaceAll(job, "spec."+jobField(typ)); err != nil {
 			return nil, err
 		}
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)

@@ -114,3 +114,21 @@ func jobKinds() []client.Object {
 		&batchv1beta1.MPIJob{}, &batchv1beta1.BeamJob{},
 	}
 }
+
+// jobFields are the fields of a WorkflowTemplateSpec that hold the T9k
+// Jobs, by template type, for the messages that name them.
+var jobFields = map[batchv1beta1.WorkflowTemplateType]string{
+	batchv1beta1.WorkflowTemplateTypeGenericJob:            "genericJob",
+	batchv1beta1.WorkflowTemplateTypeTensorFlowTrainingJob: "tensorflowTrainingJob",
+	batchv1beta1.WorkflowTemplateTypePyTorchTrainingJob:    "pytorchTrainingJob",
+	batchv1beta1.WorkflowTemplateTypeXGBoostTrainingJob:    "xgboostTrainingJob",
+	batchv1beta1.WorkflowTemplateTypeColossalAIJob:         "colossalaiJob",
+	batchv1beta1.WorkflowTemplateTypeDeepSpeedJob:          "deepspeedJob",
+	batchv1beta1.WorkflowTemplateTypeMPIJob:                "mpiJob",
+	batchv1beta1.WorkflowTemplateTypeBeamJob:               "beamJob",
+}
+
+// jobField returns the WorkflowTemplateSpec field of a T9k Job template.
+func jobField(typ batchv1beta1.WorkflowTemplateType) string {
+	return jobFields[typ]
+}

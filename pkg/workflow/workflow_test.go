@@ -20,8 +20,8 @@ func TestVariablesReplace(t *testing.T) {
 		"$(params.missing) $(params.other)":  "$(params.missing) x",
 		"$(params.other)$(params.other)$(me": "xx$(me",
 	} {
-		if got := v.Replace(in); got != want {
-			t.Errorf("Replace(%q) = %q, want %q", in, got, want)
+		if got, err := v.Replace(in, "f"); err != nil || got != want {
+			t.Errorf("Replace(%q) = %q, %v, want %q", in, got, err, want)
 		}
 	}
 }
@@ -29,7 +29,7 @@ func TestVariablesReplace(t *testing.T) {
 func TestReplaceAllKeepsStructure(t *testing.T) {
 	ps := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Args: []string{"$(params.a)"}, Env: []corev1.EnvVar{{Name: "E", Value: "$(params.a)"}}}}}
 	v := Variables{"params.a": `"}], "hostNetwork": true, "x": [{"`}
-	if err := v.ReplaceAll(ps); err != nil {
+	if err := v.ReplaceAll(ps, "spec.pod"); err != nil {
 		t.Fatal(err)
 	}
 	if ps.HostNetwork || ps.Containers[0].Args[0] != v["params.a"] || ps.Containers[0].Env[0].Value != v["params.a"] {
@@ -104,9 +104,9 @@ func TestEvalWhen(t *testing.T) {
 			{Input: "b", Operator: "in", Values: []string{"a"}},
 		}, false},
 	} {
-		got, ok := evalWhen(tc.when, vars)
-		if ok != tc.want {
-			t.Errorf("evalWhen(%+v) = %v, want %v", tc.when, ok, tc.want)
+		got, ok, err := evalWhen(tc.when, vars.budget(MaxSubstitutedObjectBytes), "when")
+		if err != nil || ok != tc.want {
+			t.Errorf("evalWhen(%+v) = %v, %v, want %v", tc.when, ok, err, tc.want)
 		}
 		if len(got) != len(tc.when) || strings.Contains(got[0].Input, "$(") {
 			t.Errorf("substituted expressions %+v", got)

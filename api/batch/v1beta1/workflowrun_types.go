@@ -25,6 +25,14 @@ const (
 // MaxWorkflowRunDepth is the deepest a run may be nested in DAGs.
 const MaxWorkflowRunDepth = 16
 
+// MaxParamValueLength bounds a param's value and default, in bytes: room
+// for a name, a URL, a small JSON document or a short script, while the
+// values a template substitutes stay far from what one controller process
+// could not hold. The CRD schema enforces it (the MaxLength markers of
+// Param.Value and ParamSpec.Default), and a DAG fails a node whose
+// substituted param would exceed it.
+const MaxParamValueLength = 64 << 10
+
 // NodePhase is the state of a run or of one node of a DAG.
 // +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Skipped;Error
 type NodePhase string

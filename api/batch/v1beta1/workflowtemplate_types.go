@@ -140,8 +140,10 @@ type ParamSpec struct {
 	// +optional
 	Description string `json:"description,omitempty"`
 	// default is the value when the run gives none; a param without one is
-	// required. An empty string is a default.
+	// required. An empty string is a default. At most 64 KiB
+	// (MaxParamValueLength).
 	// +optional
+	// +kubebuilder:validation:MaxLength=65536
 	Default *string `json:"default,omitempty"`
 }
 
@@ -332,7 +334,9 @@ type WhenExpression struct {
 type Param struct {
 	// name of the param.
 	Name string `json:"name"`
-	// value of the param; variables are substituted.
+	// value of the param; variables are substituted. At most 64 KiB
+	// (MaxParamValueLength).
+	// +kubebuilder:validation:MaxLength=65536
 	Value string `json:"value"`
 }
 

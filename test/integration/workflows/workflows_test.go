@@ -36,6 +36,7 @@ func TestWorkflows(t *testing.T) {
 		"Timeout":                testTimeout,
 		"Refused":                testRefused,
 		"MissingTemplateIsError": testMissingTemplate,
+		"SubstitutionTooLong":    testSubstitutionTooLong,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
