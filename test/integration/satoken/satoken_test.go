@@ -55,7 +55,9 @@ func startEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := satoken.Setup(mgr, satoken.Options{Clock: e.clock}); err != nil {
+	// Two years: longer than one token (a year at most), so that a
+	// duration of 0 is served by renewals.
+	if err := satoken.Setup(mgr, satoken.Options{Clock: e.clock, MaxDuration: 2 * satoken.DefaultMaxDuration}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -156,6 +158,7 @@ func TestServiceAccountToken(t *testing.T) {
 	t.Run("ServiceAccountConflict", e.testConflict)
 	t.Run("SubresourceFailed", e.testSubresourceFailed)
 	t.Run("Refused", e.testRefused)
+	t.Run("TooLong", e.testTooLong)
 }
 
 // testIssue: the seed's example gets a Secret <name>-<5hex> with a token
@@ -257,8 +260,9 @@ func (e *env) testExpire(t *testing.T) {
 	}
 }
 
-// testRenew: a duration of 0 is renewed once 4/5 of a token's life has
-// passed, with a new token in the same Secret.
+// testRenew: a duration of 0, the maximum (two years here), is longer than
+// one token, and is renewed once 4/5 of a token's life has passed, with a
+// new token in the same Secret.
 func (e *env) testRenew(t *testing.T) {
 	ctx := testutil.Context(t)
 	ns := testutil.Namespace(t, e.c, "sat", nil)
@@ -412,5 +416,25 @@ func (e *env) testRefused(t *testing.T) {
 	ok.Spec.Duration = "2h"
 	if err := e.c.Update(ctx, ok); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.duration") {
 		t.Errorf("changing spec.duration: %v, want Invalid naming spec.duration", err)
+	}
+}
+
+// testTooLong: a duration beyond the maximum gets no token and says why.
+func (e *env) testTooLong(t *testing.T) {
+	ctx := testutil.Context(t)
+	ns := testutil.Namespace(t, e.c, "sat", nil)
+	if err := e.c.Create(ctx, sat(ns, "forever", "3y")); err != nil {
+		t.Fatal(err)
+	}
+	s := e.wait(ctx, t, ns, "forever", "InvalidDuration", func(s *tensorstackv1beta1.ServiceAccountToken) bool {
+		return hasReady(s, corev1.ConditionFalse, satoken.ReasonInvalidDuration)
+	})
+	for _, c := range s.Status.Conditions {
+		if !strings.Contains(c.Message, "spec.duration") || !strings.Contains(c.Message, "allows") {
+			t.Errorf("message %q does not say that spec.duration is over the limit", c.Message)
+		}
+	}
+	if s.Status.SecretRef != nil || s.Status.ExpirationTime != nil {
+		t.Errorf("status %+v: a token was issued", s.Status)
 	}
 }
