@@ -31,8 +31,10 @@ const (
 // specs and job specs are checked by the admission webhook rather than the
 // CRD schema, which would otherwise hold a pod schema per field.
 type WorkflowTemplateSpec struct {
-	// description says what the template does.
+	// description says what the template does. Null, as YAML reads a
+	// description left empty, is empty.
 	// +optional
+	// +nullable
 	Description string `json:"description,omitempty"`
 	// type is what the template runs; empty means the first of pod, seqPod,
 	// resource and dag that is set.
@@ -136,8 +138,10 @@ type ParamSpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][-A-Za-z0-9_.]*$`
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
-	// description says what the param is for.
+	// description says what the param is for. Null, as YAML reads a
+	// description left empty, is empty.
 	// +optional
+	// +nullable
 	Description string `json:"description,omitempty"`
 	// default is the value when the run gives none; a param without one is
 	// required. An empty string is a default. At most 64 KiB
@@ -154,8 +158,10 @@ type WorkspaceDeclaration struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][-A-Za-z0-9_.]*$`
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
-	// description says what the workspace holds.
+	// description says what the workspace holds. Null, as YAML reads a
+	// description left empty, is empty.
 	// +optional
+	// +nullable
 	Description string `json:"description,omitempty"`
 	// mountPath is where the containers see it; empty means
 	// /t9k/workspaces/<name>.
@@ -176,8 +182,10 @@ type Result struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][-A-Za-z0-9_.]*$`
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
-	// description says what the result means.
+	// description says what the result means. Null, as YAML reads a
+	// description left empty, is empty.
 	// +optional
+	// +nullable
 	Description string `json:"description,omitempty"`
 	// value combines the DAG nodes' results, e.g.
 	// "$(templates.train.results.accuracy)"; DAG templates only.

@@ -37,6 +37,7 @@ func TestWorkflows(t *testing.T) {
 		"Refused":                testRefused,
 		"MissingTemplateIsError": testMissingTemplate,
 		"SubstitutionTooLong":    testSubstitutionTooLong,
+		"ApplyNullDescriptions":  testApplyNullDescriptions,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
