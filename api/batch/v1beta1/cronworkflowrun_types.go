@@ -20,6 +20,14 @@ const (
 	ReplaceConcurrent ConcurrencyPolicy = "Replace"
 )
 
+// The history limits of a CronWorkflowRun that sets none, CronJob's: enough
+// finished runs to see what happened, not every run of a schedule that
+// starts one a minute.
+const (
+	DefaultSuccessfulRunsHistoryLimit int32 = 3
+	DefaultFailedRunsHistoryLimit     int32 = 1
+)
+
 // CronWorkflowRunSpec starts WorkflowRuns on a schedule.
 type CronWorkflowRunSpec struct {
 	// schedule in cron format: minute, hour, day of month, month and day of
@@ -43,15 +51,18 @@ type CronWorkflowRunSpec struct {
 	Suspend bool `json:"suspend,omitempty"`
 	// successfulRunsHistoryLimit is how many succeeded runs are kept: the
 	// controller deletes the others, oldest scheduled time first. Unset
-	// keeps every one.
+	// is 3 (DefaultSuccessfulRunsHistoryLimit), as for a CronJob.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=3
 	SuccessfulRunsHistoryLimit *int32 `json:"successfulRunsHistoryLimit,omitempty"`
 	// failedRunsHistoryLimit is how many failed runs (phase Failed or
 	// Error) are kept: the controller deletes the others, oldest scheduled
-	// time first. Unset keeps every one.
+	// time first. Unset is 1 (DefaultFailedRunsHistoryLimit), as for a
+	// CronJob.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
 	FailedRunsHistoryLimit *int32 `json:"failedRunsHistoryLimit,omitempty"`
 	// workflowRun is the run to start, named <cron>-<unix time of the
 	// schedule>.

@@ -26,7 +26,7 @@
 //
 // Finished runs beyond successfulRunsHistoryLimit (phase Succeeded) and
 // failedRunsHistoryLimit (Failed or Error) are deleted, oldest scheduled
-// time first; an unset limit keeps every run.
+// time first; unset limits are CronJob's, 3 and 1.
 //
 // The controller tells the time by an injected clock (Options.Clock) and
 // wakes each CronWorkflowRun at its next scheduled time by that clock, so

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -103,7 +104,8 @@ func (r *Reconciler) deleteRun(ctx context.Context, run *batchv1beta1.WorkflowRu
 }
 
 // pruneHistory deletes the oldest finished runs beyond the history limits.
-// An unset limit keeps every run of its kind.
+// An unset limit (an object stored before the CRD defaulted it) is the
+// default, CronJob's 3 succeeded and 1 failed.
 func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWorkflowRun, runs []*batchv1beta1.WorkflowRun) error {
 	var ok, bad []*batchv1beta1.WorkflowRun
 	for _, run := range runs {
@@ -117,18 +119,18 @@ func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWor
 	}
 	for _, kind := range []struct {
 		runs  []*batchv1beta1.WorkflowRun
-		limit *int32
+		limit int32
 		what  string
 		field string
 	}{
-		{ok, cwr.Spec.SuccessfulRunsHistoryLimit, "succeeded", "successfulRunsHistoryLimit"},
-		{bad, cwr.Spec.FailedRunsHistoryLimit, "failed", "failedRunsHistoryLimit"},
+		{ok, ptr.Deref(cwr.Spec.SuccessfulRunsHistoryLimit, batchv1beta1.DefaultSuccessfulRunsHistoryLimit), "succeeded", "successfulRunsHistoryLimit"},
+		{bad, ptr.Deref(cwr.Spec.FailedRunsHistoryLimit, batchv1beta1.DefaultFailedRunsHistoryLimit), "failed", "failedRunsHistoryLimit"},
 	} {
-		if kind.limit == nil || len(kind.runs) <= int(*kind.limit) {
+		if len(kind.runs) <= int(kind.limit) {
 			continue
 		}
 		// runs are ordered by scheduled time: the oldest come first.
-		for _, run := range kind.runs[:len(kind.runs)-int(*kind.limit)] {
+		for _, run := range kind.runs[:len(kind.runs)-int(kind.limit)] {
 			deleted, err := r.deleteRun(ctx, run)
 			if err != nil {
 				return err
@@ -137,9 +139,9 @@ func (r *Reconciler) pruneHistory(ctx context.Context, cwr *batchv1beta1.CronWor
 				continue
 			}
 			ctrl.LoggerFrom(ctx).V(3).Info("Deleted a run beyond the history limit", "workflowRun", klog.KObj(run),
-				"phase", run.Status.Phase, "limit", *kind.limit)
+				"phase", run.Status.Phase, "limit", kind.limit)
 			r.recorder.Eventf(cwr, run, corev1.EventTypeNormal, ReasonRunDeleted, "Delete",
-				"Deleted %s WorkflowRun %s: more than %d %s runs (%s)", kind.what, run.Name, *kind.limit, kind.what, kind.field)
+				"Deleted %s WorkflowRun %s: more than %d %s runs (%s)", kind.what, run.Name, kind.limit, kind.what, kind.field)
 		}
 	}
 	return nil

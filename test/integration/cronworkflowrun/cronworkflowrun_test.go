@@ -26,6 +26,7 @@ func TestCronWorkflowRun(t *testing.T) {
 	t.Run("Replace", e.testReplace)
 	t.Run("Suspend", e.testSuspend)
 	t.Run("History", e.testHistory)
+	t.Run("HistoryDefaults", e.testHistoryDefaults)
 	t.Run("Conditions", e.testConditions)
 }
 
@@ -351,6 +352,35 @@ func (e *env) testHistory(t *testing.T) {
 	if err != nil || added != 8 || len(doubled) > 0 {
 		t.Errorf("the watch saw %d runs added, doubled %v (%v); want 8, none doubled", added, doubled, err)
 	}
+}
+
+// testHistoryDefaults: a CronWorkflowRun that sets no history limits gets
+// CronJob's, 3 succeeded and 1 failed, and its runs beyond them are deleted.
+func (e *env) testHistoryDefaults(t *testing.T) {
+	tt := e.newTest(t)
+	c := tt.newCron("history-defaults", "* * * * *", nil)
+	if got := c.Spec; ptr.Deref(got.SuccessfulRunsHistoryLimit, -1) != 3 || ptr.Deref(got.FailedRunsHistoryLimit, -1) != 1 {
+		t.Errorf("stored limits %v and %v, want 3 and 1", ptr.Deref(got.SuccessfulRunsHistoryLimit, -1), ptr.Deref(got.FailedRunsHistoryLimit, -1))
+	}
+	t1 := firstMinute(c)
+	at := func(i int) time.Time { return t1.Add(time.Duration(i-1) * minute) }
+	phases := []batchv1beta1.NodePhase{
+		batchv1beta1.NodeSucceeded, batchv1beta1.NodeFailed, batchv1beta1.NodeSucceeded,
+		batchv1beta1.NodeSucceeded, batchv1beta1.NodeSucceeded, batchv1beta1.NodeError,
+	}
+	for i, phase := range phases {
+		tt.clock.SetTime(at(i + 1))
+		tt.eventually(fmt.Sprintf("run %d started", i+1), func() (bool, string, error) {
+			last := tt.cron(c.Name).Status.LastScheduleTime
+			return last != nil && last.Equal(&metav1.Time{Time: at(i + 1)}), fmt.Sprint(tt.runs()), nil
+		})
+		tt.setPhase(c.Name, at(i+1), phase)
+	}
+	want := []string{runOf(c.Name, at(3), "Succeeded"), runOf(c.Name, at(4), "Succeeded"), runOf(c.Name, at(5), "Succeeded"), runOf(c.Name, at(6), "Error")}
+	tt.eventually("the history within the default limits", func() (bool, string, error) {
+		got := tt.runs()
+		return cmp.Equal(got, want), fmt.Sprint(got), nil
+	})
 }
 
 // testConditions: HasStarted, IsRunning, HasSuccessfulRun and HasFailedRun
