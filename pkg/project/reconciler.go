@@ -66,7 +66,7 @@ func (e *notReady) Error() string { return e.message }
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=projects/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=projects/finalizers,verbs=update
 // +kubebuilder:rbac:groups=tensorstack.dev,resources=quotaprofiles,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
@@ -148,14 +148,20 @@ func (r *Reconciler) apply(ctx context.Context, p *tensorstackv1beta1.Project) e
 	return r.controllersRights(ctx, p)
 }
 
-// namespace creates the project's namespace, or checks that the one there
-// is the Project's.
+// namespace creates the project's namespace with its Pod Security labels,
+// or checks that the one there is the Project's and brings its labels to
+// the Project's level.
 func (r *Reconciler) namespace(ctx context.Context, p *tensorstackv1beta1.Project) error {
 	ns := &corev1.Namespace{}
 	err := r.reader.Get(ctx, client.ObjectKey{Name: p.Name}, ns)
 	switch {
 	case apierrors.IsNotFound(err):
+		qp, _, err := r.profile(ctx, p)
+		if err != nil {
+			return err
+		}
 		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Labels: projectLabels(p)}}
+		applyPodSecurity(ns, podSecurityLevel(p, qp))
 		if err := r.client.Create(ctx, ns); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", p.Name, err)
 		}
@@ -168,7 +174,7 @@ func (r *Reconciler) namespace(ctx context.Context, p *tensorstackv1beta1.Projec
 	case !ns.DeletionTimestamp.IsZero():
 		return &notReady{ReasonNamespaceTerminating, fmt.Sprintf("namespace %s is being deleted; the Project is set up again once it is gone", p.Name)}
 	}
-	return nil
+	return r.podSecurity(ctx, p, ns)
 }
 
 // quota makes the project's ResourceQuota from the template or the

@@ -39,6 +39,24 @@ type ProjectNetworkPolicy struct {
 	Template *ProjectNetworkPolicyTemplate `json:"template,omitempty"`
 }
 
+// PodSecurityLevel is a Pod Security Standard level, as the API server's
+// Pod Security admission enforces it on a namespace.
+// +kubebuilder:validation:Enum=privileged;baseline;restricted
+type PodSecurityLevel string
+
+// The Pod Security Standard levels.
+const (
+	// PodSecurityPrivileged allows everything, node access included.
+	PodSecurityPrivileged PodSecurityLevel = "privileged"
+	// PodSecurityBaseline refuses what gives a pod the node: privileged
+	// containers, host namespaces, hostPath volumes, host ports, added
+	// capabilities beyond the runtime's defaults.
+	PodSecurityBaseline PodSecurityLevel = "baseline"
+	// PodSecurityRestricted also requires non-root, no privilege
+	// escalation, dropped capabilities and a seccomp profile.
+	PodSecurityRestricted PodSecurityLevel = "restricted"
+)
+
 // ProjectSpec is the desired state of a Project.
 // +kubebuilder:validation:XValidation:rule="!(has(self.quotaProfile) && size(self.quotaProfile) > 0 && has(self.resourceQuota) && has(self.resourceQuota.template))",message="spec.quotaProfile and spec.resourceQuota.template are mutually exclusive: set one",fieldPath=".quotaProfile"
 type ProjectSpec struct {
@@ -62,6 +80,12 @@ type ProjectSpec struct {
 	// it.
 	// +optional
 	DefaultScheduler *SchedulePolicy `json:"defaultScheduler,omitempty"`
+	// podSecurity is the Pod Security Standard the API server enforces on
+	// the project's pods: privileged, baseline or restricted. Unset means
+	// the podSecurity of the QuotaProfile spec.quotaProfile names, else
+	// baseline.
+	// +optional
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 }
 
 // ProjectConditionType names a Project condition.
@@ -155,6 +179,10 @@ type QuotaProfile struct {
 	// spec is the ResourceQuotaSpec of the Projects using this profile.
 	// +optional
 	Spec corev1.ResourceQuotaSpec `json:"spec,omitempty"`
+	// podSecurity is the Pod Security Standard of the Projects using this
+	// profile that set none themselves; unset means baseline.
+	// +optional
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 }
 
 // +kubebuilder:object:root=true

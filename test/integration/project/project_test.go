@@ -31,6 +31,9 @@ func TestProject(t *testing.T) {
 			"DeleteKeepsNamespace":   e.testDeleteKeepsNamespace,
 			"DeleteConfirmed":        e.testDeleteConfirmed,
 			"ForeignMarkedNamespace": e.testForeignNamespace,
+			"PodSecurity":            e.testPodSecurity,
+			"PodSecurityProfile":     e.testPodSecurityProfile,
+			"PlatformPodsBaseline":   e.testPlatformPodsBaseline,
 		} {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
