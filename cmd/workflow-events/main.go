@@ -89,6 +89,8 @@ func listen() {
 	fs.Env("namespace", server.EnvListenerNamespace)
 	fs.Env("name", server.EnvListenerName)
 	fs.Env("subscribers", server.EnvSubscribers)
+	fs.StringVar(&cfg.SecretFile, "secret-file", "", "File holding the shared secret requests must be signed with (GitHub X-Hub-Signature-256 or GitLab X-Gitlab-Token); empty takes every request.")
+	fs.Env("secret-file", server.EnvSecretFile)
 	fs.Check(func() error {
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("invalid flags: %w", err)

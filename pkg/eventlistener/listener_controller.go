@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -112,7 +113,34 @@ func (r *ListenerReconciler) reconcileObjects(ctx context.Context, el *triggersv
 			{Name: server.EnvSubscribers, Value: strings.Join(subscribers, ",")},
 		},
 	}
+	if a := el.Spec.Auth; a != nil {
+		addSecret(&s, a)
+	}
 	return r.objects.ensure(ctx, r.recorder, el, s)
+}
+
+// secretDir is where a listener's Secret is mounted; the secret is the file
+// secretFile in it.
+const (
+	secretDir  = "/etc/workflow-events/auth"
+	secretFile = "secret"
+)
+
+// addSecret mounts the listener's Secret into s, read-only and readable
+// by the server's group only, and points the server at the file. The
+// secret itself is in no field of the Deployment.
+func addSecret(s *serverSpec, a *triggersv1beta1.EventListenerAuth) {
+	key := a.Key
+	if key == "" {
+		key = triggersv1beta1.DefaultSecretKey
+	}
+	s.volumes = append(s.volumes, corev1.Volume{Name: "auth", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  a.SecretName,
+		Items:       []corev1.KeyToPath{{Key: key, Path: secretFile}},
+		DefaultMode: ptr.To[int32](0o440),
+	}}})
+	s.mounts = append(s.mounts, corev1.VolumeMount{Name: "auth", MountPath: secretDir, ReadOnly: true})
+	s.env = append(s.env, corev1.EnvVar{Name: server.EnvSecretFile, Value: secretDir + "/" + secretFile})
 }
 
 // subscribers returns the URLs of the valid triggers of the listener's

@@ -64,6 +64,9 @@ type serverSpec struct {
 	// its token mounted; otherwise no token is mounted.
 	serviceAccountName string
 	mountToken         bool
+	// volumes of the pods, mounted in the container by mounts.
+	volumes []corev1.Volume
+	mounts  []corev1.VolumeMount
 }
 
 // deployment returns the Deployment of s in namespace.
@@ -88,12 +91,15 @@ func (s serverSpec) deployment(namespace string) *appsv1.Deployment {
 				ObjectMeta: metav1.ObjectMeta{Labels: s.labels},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:           s.serviceAccountName,
+					Volumes:                      s.volumes,
 					AutomountServiceAccountToken: ptr.To(s.mountToken),
 					EnableServiceLinks:           ptr.To(false),
 					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
-						RunAsUser:      ptr.To[int64](runAsUser),
-						RunAsGroup:     ptr.To[int64](runAsUser),
+						RunAsNonRoot: ptr.To(true),
+						RunAsUser:    ptr.To[int64](runAsUser),
+						RunAsGroup:   ptr.To[int64](runAsUser),
+						// The group of the mounted secret's file.
+						FSGroup:        ptr.To[int64](runAsUser),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
@@ -101,6 +107,7 @@ func (s serverSpec) deployment(namespace string) *appsv1.Deployment {
 						Image:          s.image,
 						Args:           []string{s.command},
 						Env:            s.env,
+						VolumeMounts:   s.mounts,
 						Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: server.Port, Protocol: corev1.ProtocolTCP}},
 						Resources:      resources,
 						ReadinessProbe: probe(server.ReadyzPath),

@@ -53,6 +53,10 @@ type ListenerConfig struct {
 	// MaxInFlight bounds the events being delivered; a request beyond
 	// gets 503.
 	MaxInFlight int
+	// SecretFile, when set, is the file holding the listener's shared
+	// secret: a request then needs a GitHub signature or a GitLab token
+	// made with it (see Verifier), or gets 401.
+	SecretFile string
 }
 
 // DefaultListenerConfig returns a config with the defaults and no
@@ -103,6 +107,8 @@ type Sender interface {
 type Listener struct {
 	cfg      ListenerConfig
 	sender   Sender
+	// verifier checks requests when the listener has a secret.
+	verifier *Verifier
 	limiter  *rate.Limiter
 	inFlight chan struct{}
 	wg       sync.WaitGroup
@@ -118,10 +124,18 @@ func NewListener(cfg ListenerConfig, sender Sender) (*Listener, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	var verifier *Verifier
+	if cfg.SecretFile != "" {
+		var err error
+		if verifier, err = NewVerifier(cfg.SecretFile); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Listener{
 		cfg:      cfg,
 		sender:   sender,
+		verifier: verifier,
 		limiter:  rate.NewLimiter(rate.Limit(cfg.Rate), cfg.Burst),
 		inFlight: make(chan struct{}, cfg.MaxInFlight),
 		ctx:      ctx,
@@ -141,9 +155,10 @@ func NewSender(timeout time.Duration) (Sender, error) {
 
 // ServeHTTP takes a JSON POST: it replies 405 to another method, 429 over
 // the rate, 415 to a body declared as something else than JSON, 413 to a
-// body over the limit, 400 to one that is not JSON, 503 when too many
-// events are being delivered, and otherwise "success", delivering the
-// event in the background.
+// body over the limit, 401 to a request that fails the verification of a
+// listener with a secret, 400 to a body that is not JSON, 503 when too
+// many events are being delivered, and otherwise "success", delivering
+// the event in the background. A GitLab token is no part of the event.
 func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := klog.FromContext(r.Context())
 	if r.Method != http.MethodPost {
@@ -170,7 +185,18 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading the body failed", http.StatusBadRequest)
 		return
 	}
-	doc, err := filter.Document(r.Header, body)
+	header := r.Header
+	if l.verifier != nil {
+		if err := l.verifier.Verify(header, body); err != nil {
+			log.V(2).Info("Refusing a request that fails verification", "reason", err.Error())
+			http.Error(w, "the request is not signed with the listener's secret", http.StatusUnauthorized)
+			return
+		}
+		// The token is the secret: it must not reach the triggers' params.
+		header = header.Clone()
+		header.Del(GitLabTokenHeader)
+	}
+	doc, err := filter.Document(header, body)
 	if err != nil {
 		http.Error(w, "the body is not JSON", http.StatusBadRequest)
 		return

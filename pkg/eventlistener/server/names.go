@@ -38,6 +38,10 @@ const (
 	// EnvTriggerConfig holds a TriggerConfig as JSON (flag --config of
 	// trigger).
 	EnvTriggerConfig = "WORKFLOW_TRIGGER_CONFIG"
+	// EnvSecretFile is the path of the file holding a listener's shared
+	// secret, its Secret mounted (flag --secret-file of listen). The
+	// secret itself is never in the environment or the arguments.
+	EnvSecretFile = "EVENT_LISTENER_SECRET_FILE"
 )
 
 // Paths of the health endpoints of both servers.

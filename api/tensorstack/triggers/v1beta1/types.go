@@ -42,6 +42,34 @@ type EventListenerSpec struct {
 	// 100Mi memory, limits 200m and 200Mi.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// auth, when set, makes the listener take only requests made with a
+	// shared secret: signed as GitHub signs webhooks (X-Hub-Signature-256:
+	// sha256=<hex HMAC-SHA256 of the body>) or carrying it as GitLab does
+	// (X-Gitlab-Token: <secret>). Other requests get 401 and start nothing.
+	// +optional
+	Auth *EventListenerAuth `json:"auth,omitempty"`
+}
+
+// DefaultSecretKey is the key of an EventListener's Secret holding the
+// shared secret when auth names none.
+const DefaultSecretKey = "token"
+
+// EventListenerAuth names the Secret holding a listener's shared secret. The
+// Secret is mounted into the listener's pods as a file: the secret is never
+// in their environment, arguments, logs or the listener's status.
+type EventListenerAuth struct {
+	// secretName names a Secret in the listener's namespace. The listener's
+	// pods do not start until it exists.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName"`
+	// key of the Secret's data that holds the secret; default "token".
+	// Trailing newlines are no part of the secret.
+	// +optional
+	// +kubebuilder:default=token
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
 }
 
 // EventListenerAddress is where a listener is reached.
