@@ -35,7 +35,6 @@ const pollInterval = 10 * time.Second
 // +kubebuilder:rbac:groups=flinkoperator.k8s.io,resources=flinkclusters,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get
 
 // Reconciler reconciles BeamJobs.
 type Reconciler struct {

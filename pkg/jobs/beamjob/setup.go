@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,15 +27,11 @@ import (
 // that API it looks at unfinished jobs again every pollInterval instead.
 func Setup(mgr ctrl.Manager) error {
 	log := mgr.GetLogger().WithName(Component)
-	core, err := corev1client.NewForConfig(mgr.GetConfig())
-	if err != nil {
-		return fmt.Errorf("creating the core client: %w", err)
-	}
 	r := &Reconciler{
 		client:   mgr.GetClient(),
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder(Component + "-controller"),
-		jobIDs:   restJobIDs{core: core},
+		jobIDs:   newPodJobIDs(mgr.GetAPIReader()),
 	}
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
 		Scheme:               mgr.GetScheme(),

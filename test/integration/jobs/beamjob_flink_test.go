@@ -38,8 +38,8 @@ func installFlinkClusterCRD(t *testing.T, cp *harness.ControlPlane) {
 }
 
 // flinkJobManager is a job manager's REST API answering GET /jobs/overview
-// with one job, listening on an address of this host that the API
-// server's service proxy may reach (not a loopback one).
+// with one job, listening on an address of this host (not a loopback one)
+// that the job manager pod's status names, as a pod's address.
 type flinkJobManager struct {
 	ip    string
 	port  int32
