@@ -25,10 +25,19 @@ func main() {
 	fs.DurationVar(&opts.SendTimeout, "send-timeout", opts.SendTimeout, "Limit of one delivery of an event.")
 	fs.IntVar(&opts.MaxLoggedBody, "max-logged-body", opts.MaxLoggedBody, "Largest body, in bytes, an event carries.")
 	fs.IntVar(&opts.MaxQueuedBytes, "max-queued-bytes", opts.MaxQueuedBytes, "Bytes of event bodies waiting for each logger URL; more are dropped.")
+	fs.Int64Var(&opts.MaxLoggedBytesInFlight, "max-logged-bytes-in-flight", opts.MaxLoggedBytesInFlight,
+		"Bytes of request and response bodies held for events by the requests being served; a body that does not fit is proxied and its event carries none.")
+	fs.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", opts.ReadHeaderTimeout, "Limit of reading a request's head; 0 for none.")
+	fs.DurationVar(&opts.ReadTimeout, "read-timeout", opts.ReadTimeout, "Limit of reading a whole request, body included; 0 for none.")
+	fs.DurationVar(&opts.IdleTimeout, "idle-timeout", opts.IdleTimeout, "Kept client connections without a request for this long are closed; 0 for none.")
+	fs.IntVar(&opts.MaxConns, "max-conns", opts.MaxConns, "Client connections open at once; more wait to be accepted. 0 for no limit.")
 	var cfg *router.Config
 	fs.Check(func() error {
 		if opts.QueueSize < 1 || opts.Workers < 1 || opts.SendTimeout <= 0 || opts.MaxLoggedBody < 0 || opts.MaxQueuedBytes < 0 {
 			return fmt.Errorf("--queue-size, --workers and --send-timeout must be positive, --max-logged-body and --max-queued-bytes not negative")
+		}
+		if opts.MaxLoggedBytesInFlight < 0 || opts.ReadHeaderTimeout < 0 || opts.ReadTimeout < 0 || opts.IdleTimeout < 0 || opts.MaxConns < 0 {
+			return fmt.Errorf("--max-logged-bytes-in-flight, --read-header-timeout, --read-timeout, --idle-timeout and --max-conns must not be negative")
 		}
 		raw := os.Getenv(router.EnvConfig)
 		if raw == "" {

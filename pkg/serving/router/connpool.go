@@ -83,7 +83,7 @@ func (u *connPool) takes(req *http.Request) bool {
 func (u *connPool) serve(w http.ResponseWriter, req *http.Request) error {
 	var body []byte
 	if req.ContentLength > 0 {
-		b, err := readBody(req.Body, req.ContentLength, maxBufferedBody)
+		b, _, _, err := readBody(req.Body, req.ContentLength, maxBufferedBody, nil)
 		if err != nil {
 			return fmt.Errorf("reading the request body: %w", err)
 		}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +30,9 @@ type Router struct {
 	cfg    *Config
 	opts   Options
 	logger *eventLogger
+	// inFlight bounds the bodies held for events while their requests
+	// are served (Options.MaxLoggedBytesInFlight).
+	inFlight *byteBudget
 	// targets by host label; split are the weighted releases.
 	byHost      map[string]*target
 	split       []*target
@@ -67,7 +69,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 		return nil, err
 	}
 	logger := newEventLogger(ctx, opts)
-	r := &Router{cfg: cfg, opts: opts, logger: logger, byHost: map[string]*target{}}
+	r := &Router{cfg: cfg, opts: opts, logger: logger, inFlight: newByteBudget(opts.MaxLoggedBytesInFlight), byHost: map[string]*target{}}
 	transport, dial := newTransport()
 	buffers := &bufferPool{}
 	mk := func(t Target, component string) (*target, error) {
@@ -160,16 +162,19 @@ func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target
 	id := uuid.NewString()
 	var reqBody []byte
 	if mode != ModeResponse && req.Body != nil {
-		b, err := readBody(req.Body, req.ContentLength, r.opts.MaxLoggedBody)
+		b, taken, whole, err := readBody(req.Body, req.ContentLength, r.opts.MaxLoggedBody, r.inFlight)
+		defer r.inFlight.give(taken)
 		if err != nil {
 			http.Error(w, "reading the request", http.StatusBadRequest)
 			return
 		}
-		if len(b) > r.opts.MaxLoggedBody {
-			req.Body = readCloser{io.MultiReader(bytes.NewReader(b), req.Body), req.Body}
-		} else {
+		if whole {
 			reqBody = b
 			req.Body = io.NopCloser(bytes.NewReader(b))
+		} else {
+			// Over MaxLoggedBody, or over the bytes in flight: proxied
+			// whole, logged without its body.
+			req.Body = readCloser{io.MultiReader(bytes.NewReader(b), req.Body), req.Body}
 		}
 	}
 	if mode != ModeResponse {
@@ -179,11 +184,12 @@ func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target
 		t.forward(w, req)
 		return
 	}
-	cw := &capture{ResponseWriter: w, max: r.opts.MaxLoggedBody}
+	cw := &capture{ResponseWriter: w, max: r.opts.MaxLoggedBody, budget: r.inFlight}
+	defer cw.release()
 	t.forward(cw, req)
 	var body []byte
 	if !cw.over {
-		body = cw.buf.Bytes()
+		body = cw.buf
 	}
 	r.send(t, r.newEvent(req, t, id, TypeResponse, cw.Header().Get("Content-Type"), body))
 }
@@ -232,68 +238,6 @@ func hostLabel(host string) string {
 		return host[:i]
 	}
 	return host
-}
-
-// readBody reads body up to max+1 bytes. It reads into one buffer of the
-// size the request declares (its Content-Length; -1 when unknown), so that
-// a body is copied once rather than once per doubling of the buffer.
-func readBody(body io.Reader, size int64, max int) ([]byte, error) {
-	limit := int64(max) + 1
-	capacity := int64(512)
-	if size >= 0 {
-		capacity = min(size, limit) + 1 // the read that meets EOF needs room
-	}
-	buf := make([]byte, 0, capacity)
-	lr := io.LimitedReader{R: body, N: limit}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// capture is a ResponseWriter keeping a copy of the body up to max bytes.
-type capture struct {
-	http.ResponseWriter
-	buf   bytes.Buffer
-	max   int
-	over  bool
-	wrote bool
-}
-
-// Write copies p and writes it. The first write sizes the copy by the
-// response's Content-Length, when it has one under max.
-func (c *capture) Write(p []byte) (int, error) {
-	if !c.wrote {
-		c.wrote = true
-		if n, err := strconv.Atoi(c.Header().Get("Content-Length")); err == nil && n > 0 && n <= c.max {
-			c.buf.Grow(n)
-		}
-	}
-	if !c.over {
-		if c.buf.Len()+len(p) > c.max {
-			c.over = true
-			c.buf.Reset()
-		} else {
-			c.buf.Write(p)
-		}
-	}
-	return c.ResponseWriter.Write(p)
-}
-
-// Flush flushes the underlying writer, for streamed responses.
-func (c *capture) Flush() {
-	if f, ok := c.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
 }
 
 // readCloser reads from one reader and closes another.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -17,10 +18,15 @@ func Run(ctx context.Context, addr string, cfg *Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: addr, Handler: withHealth(r), ReadHeaderTimeout: 10 * time.Second}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening at %s: %w", addr, err)
+	}
+	srv := newServer(withHealth(r), opts)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	klog.FromContext(ctx).Info("Serving", "address", addr, "mlservice", cfg.Name, "releases", len(cfg.Releases))
+	go func() { errc <- srv.Serve(newLimitListener(l, opts.MaxConns)) }()
+	klog.FromContext(ctx).Info("Serving", "address", addr, "mlservice", cfg.Name, "releases", len(cfg.Releases),
+		"maxConns", opts.MaxConns, "readTimeout", opts.ReadTimeout, "idleTimeout", opts.IdleTimeout)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving %s: %w", addr, err)
@@ -32,6 +38,19 @@ func Run(ctx context.Context, addr string, cfg *Config, opts Options) error {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
+}
+
+// newServer returns the server of h with the timeouts of opts. A client
+// that trickles its request is cut at ReadTimeout, and a kept connection
+// without a request at IdleTimeout; there is no write timeout, as a
+// prediction may stream its answer for long.
+func newServer(h http.Handler, opts Options) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		ReadTimeout:       opts.ReadTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+	}
 }
 
 // HealthPath is the router's own health check, whatever the host.

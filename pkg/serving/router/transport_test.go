@@ -166,45 +166,6 @@ func TestHostLabel(t *testing.T) {
 	}
 }
 
-func TestReadBody(t *testing.T) {
-	const max = 1000
-	for _, tc := range []struct {
-		name     string
-		body     int
-		declared int64
-		want     int
-	}{
-		{"empty", 0, 0, 0},
-		{"declared", 700, 700, 700},
-		{"unknown size", 700, -1, 700},
-		{"declared too small", 700, 10, 700},
-		{"declared too large", 700, 900, 700},
-		{"at the limit", max, max, max},
-		{"over the limit", 3000, 3000, max + 1},
-		{"over the limit, unknown size", 3000, -1, max + 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			body := bytes.Repeat([]byte("x"), tc.body)
-			got, err := readBody(bytes.NewReader(body), tc.declared, max)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got == nil || !bytes.Equal(got, body[:tc.want]) {
-				t.Errorf("read %d bytes, want %d", len(got), tc.want)
-			}
-		})
-	}
-	// A declared size is read in one buffer: one allocation.
-	body := bytes.Repeat([]byte("x"), 64<<10)
-	rd := bytes.NewReader(body)
-	if n := testing.AllocsPerRun(20, func() {
-		rd.Reset(body)
-		_, _ = readBody(rd, int64(len(body)), 4<<20)
-	}); n != 1 {
-		t.Errorf("reading a declared body of 64 KiB allocates %v times, want 1", n)
-	}
-}
-
 // cannedRelease returns the URL of a release that answers every request
 // of a declared length with answer, allocating nothing per request.
 func cannedRelease(t *testing.T, answer string) string {
