@@ -122,7 +122,7 @@ func TestTenancyPolicies(t *testing.T) {
 	for _, ns := range []string{"plain", "team-a", "kube-system"} {
 		for _, verb := range []struct{ verb, sub string }{{"impersonate", ""}, {"create", "token"}} {
 			if allowed(ctx, t, cp.Config, controllersUser, ns, verb.verb, "serviceaccounts", verb.sub) {
-				t.Errorf("the controllers may %s serviceaccounts%s in %s without a Project binding", verb.verb, "/"+verb.sub, ns)
+				t.Errorf("the controllers may %s serviceaccounts %s in %s without a Project binding", verb.verb, verb.sub, ns)
 			}
 		}
 	}
@@ -199,7 +199,7 @@ func testServiceAccountTokenPolicy(ctx context.Context, t *testing.T, cp *harnes
 	}
 	bind("issuer", rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "token-issuer"}, "issuer")
 	bind("member-issuer", rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "token-issuer"}, "member")
-	bind("member", rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: satoken.MemberClusterRole}, "member")
+	bind("member-rights", rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: satoken.MemberClusterRole}, "member")
 	as := func(user string) client.Client {
 		cfg := rest.CopyConfig(cp.Config)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
@@ -215,6 +215,8 @@ func testServiceAccountTokenPolicy(ctx context.Context, t *testing.T, cp *harnes
 	})
 	if err != nil {
 		t.Errorf("create of a ServiceAccountToken by a user holding only that right = %v, want denied by the policy", denied)
+	} else if !strings.Contains(denied.Error(), "needs the rights its token gets") {
+		t.Errorf("denial %q does not say what is missing", denied)
 	}
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		return as("member").Create(ctx, sat("team-a", "by-member")) == nil, nil
