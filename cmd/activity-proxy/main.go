@@ -22,6 +22,8 @@ func main() {
 	fs.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "HTTP connections open at once, websockets included; more wait.")
 	fs.IntVar(&cfg.MaxSSHSessions, "max-ssh-sessions", cfg.MaxSSHSessions, "SSH sessions open at once; more are closed.")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", cfg.DialTimeout, "Limit of a connection to the workload.")
+	fs.StringVar(&cfg.AccessTokenFile, "access-token-file", cfg.AccessTokenFile,
+		"File holding the token a proxied request must carry (bearer, cookie t9k-access or query t9k-token) unless it comes from the pod's loopback; empty for no check. Read once at the start.")
 	// The check reads cfg once the flags are parsed.
 	fs.Check(func() error { return cfg.Validate() })
 	cli.Main(fs, func(ctx context.Context) error { return proxy.Run(ctx, cfg) })

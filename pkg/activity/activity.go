@@ -40,6 +40,28 @@ const (
 // before proxying.
 const ProbeHeader = "X-T9k-Activity-Probe"
 
+// The workload's access credential. The sidecar proxies a request to the
+// workload only when it carries the token of the workload's access Secret
+// (AccessTokenKey), as "Authorization: Bearer <token>", as the cookie
+// AccessCookie or as the query parameter AccessQueryParam, or when it
+// comes from the pod's loopback (kubectl port-forward, the pod's other
+// containers). The sidecar's own paths (ReportPath, HealthzPath,
+// ReadyzPath) need no token.
+const (
+	// AccessTokenKey is the key of the access Secret that holds the token.
+	AccessTokenKey = "token"
+	// AccessTokenDir is where the sidecar mounts the access Secret,
+	// read-only; the token is the file AccessTokenKey in it.
+	AccessTokenDir = "/var/run/t9k/access"
+	// AccessCookie is the cookie that carries the token.
+	AccessCookie = "t9k-access"
+	// AccessQueryParam is the query parameter that carries the token: the
+	// sidecar answers a GET carrying it with a redirect to the same URL
+	// without it, setting AccessCookie, so that a browser opens a link
+	// once and keeps the cookie.
+	AccessQueryParam = "t9k-token"
+)
+
 // Report is what the sidecar has seen.
 type Report struct {
 	// Since is when the sidecar started.

@@ -2,6 +2,7 @@ package activity
 
 import (
 	"fmt"
+	"path"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,6 +20,10 @@ const (
 // SidecarUser is the user and group the sidecar runs as.
 const SidecarUser = 65532
 
+// AccessVolumeName is the name of the pod volume of the access Secret,
+// which only the sidecar mounts.
+const AccessVolumeName = "t9k-activity-access"
+
 // Sidecar returns the activity sidecar container of a workload pod: image
 // run with --upstream=http://127.0.0.1:<upstreamPort>, serving HTTPPort
 // (named HTTPPortName) and SSHPort (SSHPortName). It is ready while the
@@ -26,18 +31,28 @@ const SidecarUser = 65532
 // readiness is the workload's, even when the workload listens on the pod's
 // loopback only, and live while it runs (HealthzPath); the sidecar answers
 // both itself, so that a probe is never a request to the workload. It runs
-// non-root with a read-only root file system and no capabilities.
-func Sidecar(image string, upstreamPort int32) corev1.Container {
-	probe := func(path string, period int32) *corev1.Probe {
+// non-root with a read-only root file system and no capabilities. When
+// accessSecret is set, the sidecar mounts the volume AccessVolume of that
+// Secret at AccessTokenDir and requires its token of the requests it
+// proxies (--access-token-file); the pod must have the volume.
+func Sidecar(image string, upstreamPort int32, accessSecret string) corev1.Container {
+	probe := func(p string, period int32) *corev1.Probe {
 		return &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(HTTPPortName)}},
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromString(HTTPPortName)}},
 			PeriodSeconds: period,
 		}
 	}
+	args := []string{fmt.Sprintf("--upstream=http://127.0.0.1:%d", upstreamPort)}
+	var mounts []corev1.VolumeMount
+	if accessSecret != "" {
+		args = append(args, "--access-token-file="+path.Join(AccessTokenDir, AccessTokenKey))
+		mounts = []corev1.VolumeMount{{Name: AccessVolumeName, MountPath: AccessTokenDir, ReadOnly: true}}
+	}
 	return corev1.Container{
-		Name:  ContainerName,
-		Image: image,
-		Args:  []string{fmt.Sprintf("--upstream=http://127.0.0.1:%d", upstreamPort)},
+		Name:         ContainerName,
+		Image:        image,
+		Args:         args,
+		VolumeMounts: mounts,
 		Ports: []corev1.ContainerPort{
 			{Name: HTTPPortName, ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
 			{Name: SSHPortName, ContainerPort: SSHPort, Protocol: corev1.ProtocolTCP},
@@ -57,5 +72,19 @@ func Sidecar(image string, upstreamPort int32) corev1.Container {
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
+	}
+}
+
+// AccessVolume returns the pod volume of the access Secret secretName that
+// Sidecar mounts: only its AccessTokenKey, readable by the sidecar's user
+// whatever the pod's fsGroup.
+func AccessVolume(secretName string) corev1.Volume {
+	return corev1.Volume{
+		Name: AccessVolumeName,
+		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  secretName,
+			Items:       []corev1.KeyToPath{{Key: AccessTokenKey, Path: AccessTokenKey}},
+			DefaultMode: ptr.To[int32](0o444),
+		}},
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSidecar(t *testing.T) {
-	c := Sidecar("example.com/activity:v1", 6006)
+	c := Sidecar("example.com/activity:v1", 6006, "")
 	if c.Name != ContainerName || c.Image != "example.com/activity:v1" {
 		t.Errorf("name %q image %q", c.Name, c.Image)
 	}
@@ -31,8 +31,31 @@ func TestSidecar(t *testing.T) {
 			t.Errorf("%s probe %+v, want GET %s on %s", p.name, p.probe, p.path, HTTPPortName)
 		}
 	}
+	if len(c.VolumeMounts) != 0 {
+		t.Errorf("mounts %v without an access Secret", c.VolumeMounts)
+	}
 	sc := c.SecurityContext
 	if !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) {
 		t.Errorf("security context %+v", sc)
+	}
+}
+
+// TestSidecarAccess: with an access Secret the sidecar mounts it read-only
+// and is told the token file; the token is in no argument or variable.
+func TestSidecarAccess(t *testing.T) {
+	c := Sidecar("example.com/activity:v1", 6006, "w-access")
+	if diff := cmp.Diff([]string{"--upstream=http://127.0.0.1:6006", "--access-token-file=/var/run/t9k/access/token"}, c.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]corev1.VolumeMount{{Name: AccessVolumeName, MountPath: AccessTokenDir, ReadOnly: true}}, c.VolumeMounts); diff != "" {
+		t.Errorf("mounts (-want +got):\n%s", diff)
+	}
+	if len(c.Env) != 0 || len(c.EnvFrom) != 0 {
+		t.Errorf("env %v %v", c.Env, c.EnvFrom)
+	}
+	v := AccessVolume("w-access")
+	if v.Name != AccessVolumeName || v.Secret == nil || v.Secret.SecretName != "w-access" ||
+		len(v.Secret.Items) != 1 || v.Secret.Items[0].Key != AccessTokenKey || v.Secret.Items[0].Path != AccessTokenKey {
+		t.Errorf("volume %+v", v)
 	}
 }

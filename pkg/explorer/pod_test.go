@@ -86,7 +86,7 @@ func TestWorkloads(t *testing.T) {
 			if sc := ctr.SecurityContext; ptr.Deref(sc.AllowPrivilegeEscalation, true) {
 				t.Errorf("container security context %+v", sc)
 			}
-			if side := spec.Containers[1]; !cmp.Equal(side.Args, []string{fmt.Sprintf("--upstream=http://127.0.0.1:%d", tc.wantPort)}) {
+			if side := spec.Containers[1]; !cmp.Equal(side.Args, []string{fmt.Sprintf("--upstream=http://127.0.0.1:%d", tc.wantPort), "--access-token-file=/var/run/t9k/access/token"}) {
 				t.Errorf("sidecar args %q", side.Args)
 			}
 			if spec.Affinity != nil {

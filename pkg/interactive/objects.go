@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,11 +50,14 @@ type Writer struct {
 // Deployment or Service was created.
 const EventCreated = "Created"
 
-// Ensure makes the Deployment and Service of wl, controlled by owner,
-// recording their creation on owner with recorder, and returns the
-// Deployment.
+// Ensure makes the access Secret, NetworkPolicy, Deployment and Service of
+// wl, controlled by owner, recording their creation on owner with
+// recorder, and returns the Deployment.
 func (w Writer) Ensure(ctx context.Context, recorder events.EventRecorder, owner client.Object, wl Workload) (*appsv1.Deployment, error) {
 	log := ctrl.LoggerFrom(ctx)
+	if err := w.EnsureAccess(ctx, recorder, owner, wl.Namespace, wl.Name, wl.Labels, wl.Selector, false); err != nil {
+		return nil, err
+	}
 	dep, created, err := w.EnsureDeployment(ctx, owner, wl.Deployment())
 	if err != nil {
 		return nil, err
@@ -71,6 +75,32 @@ func (w Writer) Ensure(ctx context.Context, recorder events.EventRecorder, owner
 		recorder.Eventf(owner, svc, corev1.EventTypeNormal, EventCreated, "CreateService", "Created Service %s", svc.Name)
 	}
 	return dep, nil
+}
+
+// EnsureAccess makes the access Secret and the NetworkPolicy of the
+// workload child name of namespace, whose objects carry labels and whose
+// pods selector selects, controlled by owner, recording their creation on
+// owner with recorder; openSSH admits any client to the SSH port (see
+// NetworkPolicy).
+func (w Writer) EnsureAccess(ctx context.Context, recorder events.EventRecorder, owner client.Object, namespace, name string, labels, selector map[string]string, openSSH bool) error {
+	log := ctrl.LoggerFrom(ctx)
+	created, err := w.EnsureAccessSecret(ctx, owner, namespace, name, labels)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.V(3).Info("Created access Secret", "secret", klog.KRef(namespace, AccessSecretName(name)))
+		recorder.Eventf(owner, nil, corev1.EventTypeNormal, EventCreated, "CreateSecret", "Created access Secret %s", AccessSecretName(name))
+	}
+	np := NetworkPolicy(namespace, name, labels, selector, openSSH)
+	if created, err = w.EnsureNetworkPolicy(ctx, owner, np); err != nil {
+		return err
+	}
+	if created {
+		log.V(3).Info("Created NetworkPolicy", "networkpolicy", klog.KObj(np))
+		recorder.Eventf(owner, np, corev1.EventTypeNormal, EventCreated, "CreateNetworkPolicy", "Created NetworkPolicy %s", np.Name)
+	}
+	return nil
 }
 
 // EnsureDeployment creates the Deployment want, controlled by owner, or
@@ -166,8 +196,11 @@ func (w Writer) taken(ctx context.Context, owner, obj client.Object, kind string
 
 // kindOf names the kind of the objects Writer writes.
 func kindOf(obj client.Object) string {
-	if _, ok := obj.(*appsv1.Deployment); ok {
+	switch obj.(type) {
+	case *appsv1.Deployment:
 		return "Deployment"
+	case *networkingv1.NetworkPolicy:
+		return "NetworkPolicy"
 	}
 	return "Service"
 }

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,11 +27,12 @@ func NewCache(mgr ctrl.Manager, labelKey string, byObject map[client.Object]cach
 	return cacheselector.NewCache(mgr, labelKey, labelKey, cache.Options{ByObject: byObject})
 }
 
-// WatchWorkloads makes b watch, in c, the Deployments and Services that
-// owner's kind controls and the pods of those Deployments, whose label
-// labelKey names their Deployment.
+// WatchWorkloads makes b watch, in c, the Deployments, Services and
+// NetworkPolicies that owner's kind controls and the pods of those
+// Deployments, whose label labelKey names their Deployment. (Access
+// Secrets are not watched: the controllers may not list Secrets.)
 func WatchWorkloads(b *builder.Builder, mgr ctrl.Manager, c cache.Cache, owner client.Object, labelKey string) *builder.Builder {
-	for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+	for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.NetworkPolicy{}} {
 		b = b.WatchesRawSource(source.Kind(c, o,
 			handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner())))
 	}

@@ -42,7 +42,8 @@ type Workload struct {
 
 // Deployment returns the Deployment of w: one replica (none while
 // suspended), replaced rather than rolled (a PVC may be ReadWriteOnce),
-// without a service account token or service links.
+// without a service account token or service links, its sidecar requiring
+// the token of the access Secret (AccessSecretName).
 func (w Workload) Deployment() *appsv1.Deployment {
 	replicas := int32(1)
 	if w.Suspend {
@@ -54,7 +55,9 @@ func (w Workload) Deployment() *appsv1.Deployment {
 		spec.SchedulerName = schedulerv1beta1.SchedulerName
 		podLabels[schedulerv1beta1.QueueLabel] = s.T9kScheduler.Queue
 	}
-	spec.Containers = append(spec.Containers, activity.Sidecar(w.ActivityImage, w.UpstreamPort))
+	access := AccessSecretName(w.Name)
+	spec.Containers = append(spec.Containers, activity.Sidecar(w.ActivityImage, w.UpstreamPort, access))
+	spec.Volumes = append(spec.Volumes, activity.AccessVolume(access))
 	spec.EnableServiceLinks = ptr.To(false)
 	if spec.AutomountServiceAccountToken == nil {
 		spec.AutomountServiceAccountToken = ptr.To(false)

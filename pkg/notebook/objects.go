@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // SpecHashAnnotationKey is the annotation, on a StatefulSet or Service,
@@ -24,8 +26,9 @@ import (
 const SpecHashAnnotationKey = "tensorstack.dev/spec-hash"
 
 // errStale is a create that found the name taken by the Notebook's own
-// object, which the cache has not seen yet.
-var errStale = errors.New("the cache has not seen the object yet")
+// object, which the cache has not seen yet; interactive's, which the
+// access objects' writer returns.
+var errStale = interactive.ErrStale
 
 // errNotOwned is an object of the wanted name that is not the Notebook's.
 var errNotOwned = errors.New("exists and is not the Notebook's")

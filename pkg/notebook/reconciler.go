@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // Event reasons.
@@ -163,13 +164,18 @@ func (r *Reconciler) reconcile(ctx context.Context, nb *tensorstackv1beta1.Noteb
 	return nil
 }
 
-// ensure makes the StatefulSet and the Services of nb and sets the SSH
-// status; it returns the StatefulSet.
+// ensure makes the access Secret, the NetworkPolicy, the StatefulSet and
+// the Services of nb and sets the SSH status; it returns the StatefulSet.
 func (r *Reconciler) ensure(ctx context.Context, nb *tensorstackv1beta1.Notebook, name string, keys []string) (*appsv1.StatefulSet, error) {
 	log := ctrl.LoggerFrom(ctx)
 	created := func(kind string, obj client.Object) {
 		log.V(3).Info("Created "+kind, "name", obj.GetName())
 		r.recorder.Eventf(nb, obj, corev1.EventTypeNormal, EventCreated, "Create"+kind, "Created %s %s", kind, obj.GetName())
+	}
+	access := interactive.Writer{Client: r.objects.client, Reader: r.objects.reader, APIReader: r.objects.apiReader, Scheme: r.objects.scheme}
+	sshEnabled := nb.Spec.SSH != nil && nb.Spec.SSH.Enabled
+	if err := access.EnsureAccess(ctx, r.recorder, nb, nb.Namespace, name, objectLabels(nb, name, "notebook"), map[string]string{NotebookLabelKey: name}, sshEnabled); err != nil {
+		return nil, err
 	}
 	sts, isNew, err := r.objects.ensureStatefulSet(ctx, nb, statefulSet(nb, name, r.image, keys))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +27,7 @@ type Options struct {
 }
 
 // Setup runs the Notebook controller and its webhook on mgr. The
-// controller reads StatefulSets, Services and pods through a cache of its
+// controller reads StatefulSets, Services, NetworkPolicies and pods through a cache of its
 // own, of the objects labelled with NotebookLabelKey, rather than the
 // manager's; the manager's client reads Secrets from the API server.
 func Setup(mgr ctrl.Manager, opts Options) error {
@@ -38,7 +39,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("notebook").
 		For(&tensorstackv1beta1.Notebook{})
-	for _, o := range []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}} {
+	for _, o := range []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &networkingv1.NetworkPolicy{}} {
 		b = b.WatchesRawSource(source.Kind(c, o,
 			handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), &tensorstackv1beta1.Notebook{}, handler.OnlyControllerOwner())))
 	}

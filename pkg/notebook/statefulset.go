@@ -11,6 +11,7 @@ import (
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // The ports the notebook servers listen on in the pod, which the activity
@@ -70,16 +71,17 @@ func statefulSet(nb *tensorstackv1beta1.Notebook, name, image string, keys []str
 			// became ready does not block the next template.
 			PodManagementPolicy:  appsv1.ParallelPodManagement,
 			RevisionHistoryLimit: ptr.To[int32](2),
-			Template:             podTemplate(nb, labels, image, keys),
+			Template:             podTemplate(nb, name, labels, image, keys),
 		},
 	}
 }
 
-// podTemplate returns the pod template of nb: its pod spec with the
-// defaults, the scheduler, the authorized keys and the sidecar. The main
+// podTemplate returns the pod template of nb, whose StatefulSet is name:
+// its pod spec with the defaults, the scheduler, the authorized keys and
+// the sidecar, which requires the token of the access Secret. The main
 // container (NotebookSpec.MainContainer) gets NB_PREFIX, the server's port
 // and the keys.
-func podTemplate(nb *tensorstackv1beta1.Notebook, labels map[string]string, image string, keys []string) corev1.PodTemplateSpec {
+func podTemplate(nb *tensorstackv1beta1.Notebook, name string, labels map[string]string, image string, keys []string) corev1.PodTemplateSpec {
 	podLabels := make(map[string]string, len(labels)+1)
 	for k, v := range labels {
 		podLabels[k] = v
@@ -123,7 +125,9 @@ func podTemplate(nb *tensorstackv1beta1.Notebook, labels map[string]string, imag
 	if withKeys {
 		spec.Volumes = append(spec.Volumes, keysVolume(keys))
 	}
-	spec.Containers = append(spec.Containers, sidecar(image, port))
+	access := interactive.AccessSecretName(name)
+	spec.Containers = append(spec.Containers, sidecar(image, port, access))
+	spec.Volumes = append(spec.Volumes, activity.AccessVolume(access))
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{
 			Labels: podLabels,
@@ -136,9 +140,9 @@ func podTemplate(nb *tensorstackv1beta1.Notebook, labels map[string]string, imag
 
 // sidecar returns the activity sidecar in front of port, ready once the
 // server takes connections there, so that the pod's readiness is the
-// server's.
-func sidecar(image string, port int32) corev1.Container {
-	c := activity.Sidecar(image, port)
+// server's, requiring the token of the Secret access.
+func sidecar(image string, port int32, access string) corev1.Container {
+	c := activity.Sidecar(image, port, access)
 	if c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil {
 		c.ReadinessProbe.HTTPGet.Path = activity.ReadyzPath
 		c.ReadinessProbe.PeriodSeconds = 5

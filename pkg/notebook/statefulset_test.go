@@ -80,11 +80,11 @@ func TestStatefulSet(t *testing.T) {
 	if diff := cmp.Diff([]corev1.ContainerPort{{Name: "notebook", ContainerPort: JupyterPort, Protocol: corev1.ProtocolTCP}}, nbc.Ports); diff != "" {
 		t.Errorf("notebook ports (-want +got):\n%s", diff)
 	}
-	if len(nbc.VolumeMounts) != 1 || len(spec.Volumes) != 1 {
-		t.Errorf("volumes %+v mounts %+v, want the template's only", spec.Volumes, nbc.VolumeMounts)
+	if len(nbc.VolumeMounts) != 1 || len(spec.Volumes) != 2 || spec.Volumes[1].Secret == nil || spec.Volumes[1].Secret.SecretName != name+"-access" {
+		t.Errorf("volumes %+v mounts %+v, want the template's and the access Secret", spec.Volumes, nbc.VolumeMounts)
 	}
 	side := container(t, spec, activity.ContainerName)
-	if side.Image != testImage || !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:8888"}) {
+	if side.Image != testImage || !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:8888", "--access-token-file=/var/run/t9k/access/token"}) {
 		t.Errorf("sidecar image %q args %q", side.Image, side.Args)
 	}
 	if p := side.ReadinessProbe.HTTPGet; p.Path != activity.ReadyzPath {
@@ -175,7 +175,7 @@ func TestStatefulSetOptions(t *testing.T) {
 			nb:   makeNotebook("demo", "nb").typ(tensorstackv1beta1.NotebookRStudio).obj(),
 			check: func(t *testing.T, sts *appsv1.StatefulSet) {
 				side := container(t, sts.Spec.Template.Spec, activity.ContainerName)
-				if !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:8787"}) {
+				if side.Args[0] != "--upstream=http://127.0.0.1:8787" {
 					t.Errorf("sidecar args %q, want RStudio's port", side.Args)
 				}
 				if p := container(t, sts.Spec.Template.Spec, "notebook").Ports; len(p) != 1 || p[0].ContainerPort != RStudioPort {
@@ -244,8 +244,8 @@ func TestStatefulSetOptions(t *testing.T) {
 				if diff := cmp.Diff(corev1.VolumeMount{Name: sshKeysVolume, MountPath: SSHKeysDir, ReadOnly: true}, mounts[len(mounts)-1]); diff != "" {
 					t.Errorf("keys mount (-want +got):\n%s", diff)
 				}
-				if m := container(t, spec, activity.ContainerName).VolumeMounts; len(m) != 0 {
-					t.Errorf("the sidecar mounts %+v", m)
+				if m := container(t, spec, activity.ContainerName).VolumeMounts; len(m) != 1 || m[0].Name != activity.AccessVolumeName {
+					t.Errorf("the sidecar mounts %+v, want the access Secret only", m)
 				}
 			},
 		},
@@ -253,7 +253,7 @@ func TestStatefulSetOptions(t *testing.T) {
 			name: "SSH without a valid key",
 			nb:   makeNotebook("demo", "nb").ssh("", "missing").obj(),
 			check: func(t *testing.T, sts *appsv1.StatefulSet) {
-				if len(sts.Spec.Template.Spec.Volumes) != 1 {
+				if len(sts.Spec.Template.Spec.Volumes) != 2 {
 					t.Errorf("volumes %+v, want no keys volume", sts.Spec.Template.Spec.Volumes)
 				}
 			},

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/activity"
 )
 
 // reconcile runs one reconcile of tb over a fake client that holds it and
@@ -115,7 +116,7 @@ func TestReconcileSecretLayouts(t *testing.T) {
 			}
 			hasVolume := false
 			for _, v := range dep.Spec.Template.Spec.Volumes {
-				hasVolume = hasVolume || v.Secret != nil
+				hasVolume = hasVolume || v.Secret != nil && v.Name != activity.AccessVolumeName
 			}
 			if hasEnv != tc.wantEnv || hasVolume != tc.wantVolume {
 				t.Errorf("secretKeyRef env %v, Secret volume %v", hasEnv, hasVolume)

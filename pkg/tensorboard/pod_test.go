@@ -80,7 +80,7 @@ func TestDeploymentOfPVCs(t *testing.T) {
 		t.Errorf("volumes %+v", pod.Volumes)
 	}
 	side := container(t, pod, activity.ContainerName)
-	if side.Image != "activity:v1" || !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:6006"}) {
+	if side.Image != "activity:v1" || !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:6006", "--access-token-file=/var/run/t9k/access/token"}) {
 		t.Errorf("sidecar image %s args %v", side.Image, side.Args)
 	}
 	if pod.SchedulerName != "" || ptr.Deref(pod.AutomountServiceAccountToken, true) {

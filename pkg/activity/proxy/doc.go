@@ -14,6 +14,23 @@
 // counted. The sidecar answers activity.ReportPath, HealthzPath and
 // ReadyzPath itself.
 //
+// With an access token (Config.AccessTokenFile, --access-token-file, which
+// the controllers always set to the workload's access Secret), a request
+// is proxied only when it carries the token as "Authorization: Bearer
+// <token>", as the cookie activity.AccessCookie or as the query parameter
+// activity.AccessQueryParam, compared in constant time, or when its TCP
+// peer is the pod's loopback: kubectl port-forward, which the API server
+// authorizes (pods/portforward), and the pod's other containers. Others
+// get 401 and never reach the workload, websocket upgrades included. A GET
+// with the token in the query is answered with a redirect to the same URL
+// without it, setting the cookie (HttpOnly, SameSite=Lax, Path=/), so that
+// a browser opens a link once. The credential that matched is removed
+// before proxying; the client's other cookies and a credential of the
+// workload's own (a Jupyter token) pass. The sidecar's own paths need no
+// token: kubelet probes them, and the report holds only times and a
+// count. The token is read once, at the start: a rotated Secret takes a
+// restart of the pod.
+//
 // On activity.SSHPort it forwards TCP connections to the SSH server,
 // counting the open sessions and recording when a client last sent data
 // (SSH is encrypted: a client's keep-alive counts too).

@@ -22,6 +22,9 @@ import (
 // Handler serves the sidecar's own paths and proxies every other request
 // to the upstream, recording client activity.
 type Handler struct {
+	// token, when set, is what a proxied request must carry (see
+	// authorize).
+	token        string
 	rec          *Recorder
 	proxy        *httputil.ReverseProxy
 	upstreamHost string
@@ -75,6 +78,14 @@ func NewHandler(rec *Recorder, upstream *url.URL, dialTimeout time.Duration) *Ha
 	return h
 }
 
+// WithAccessToken makes h proxy only the requests that carry token, or
+// come from the pod's loopback; others get 401. The sidecar's own paths
+// need no token. An empty token checks nothing.
+func (h *Handler) WithAccessToken(token string) *Handler {
+	h.token = token
+	return h
+}
+
 // ServeHTTP answers the sidecar's paths and proxies the rest.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
@@ -87,6 +98,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case activity.ReadyzPath:
 		h.ready(w, r)
 		return
+	}
+	if h.token != "" {
+		v, out := authorize(r, h.token)
+		switch v {
+		case deny:
+			unauthorized(w)
+			return
+		case redirect:
+			setCookieRedirect(w, r, out, h.token)
+			return
+		}
+		r = out
 	}
 	counted := r.Header.Get(activity.ProbeHeader) == ""
 	if counted {

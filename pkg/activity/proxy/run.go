@@ -34,6 +34,10 @@ type Config struct {
 	MaxSSHSessions int
 	// DialTimeout bounds each connection to the upstreams.
 	DialTimeout time.Duration
+	// AccessTokenFile holds the token a proxied HTTP request must carry
+	// (Handler.WithAccessToken); empty means none is needed. It is read
+	// once, at the start: a changed token takes a restart.
+	AccessTokenFile string
 }
 
 // DefaultConfig returns the configuration of a sidecar in front of a
@@ -94,6 +98,14 @@ func Run(ctx context.Context, cfg Config) error {
 	upstream, _ := cfg.upstreamURL()
 	log := klog.FromContext(ctx)
 	rec := NewRecorder(time.Now)
+	var token string
+	if cfg.AccessTokenFile != "" {
+		var err error
+		if token, err = ReadToken(cfg.AccessTokenFile); err != nil {
+			return err
+		}
+		log.Info("Requiring the access token of proxied requests", "file", cfg.AccessTokenFile)
+	}
 
 	httpLn, err := net.Listen("tcp", cfg.Address)
 	if err != nil {
@@ -114,7 +126,7 @@ func Run(ctx context.Context, cfg Config) error {
 	wg.Go(func() {
 		defer cancel()
 		log.Info("Proxying HTTP", "address", httpLn.Addr().String(), "upstream", upstream.String())
-		if err := serveHTTP(ctx, LimitListener(httpLn, cfg.MaxConnections), NewHandler(rec, upstream, cfg.DialTimeout)); err != nil {
+		if err := serveHTTP(ctx, LimitListener(httpLn, cfg.MaxConnections), NewHandler(rec, upstream, cfg.DialTimeout).WithAccessToken(token)); err != nil {
 			errs[0] = fmt.Errorf("serving HTTP: %w", err)
 		}
 	})
