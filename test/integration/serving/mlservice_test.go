@@ -55,6 +55,8 @@ func (e *env) runMLService(t *testing.T, knative bool) {
 			"ReleasesCanaryPause": e.testReleases,
 			"Runtimes":            e.testRuntimes,
 			"Refused":             e.testMLServiceRefused,
+			"HostileArgs":         e.testHostileArgs,
+			"LongName":            e.testLongName,
 		} {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
