@@ -25,9 +25,12 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/manager"
+	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/satoken"
+	"github.com/accelstack/accelstack/pkg/tensorboard"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -264,6 +267,21 @@ func TestControllerPolicies(t *testing.T) {
 		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ci-other", Labels: satLabels}}, true},
 		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cd-0a1b2", Labels: satLabels}}, true},
 		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ci-0a1b2"}}, true},
+		// The access Secret of a Notebook, TensorBoard or Explorer child:
+		// <name>-access labelled with the name, created only.
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "managed-notebook-0a1b2c3d-access",
+			Labels: map[string]string{notebook.NotebookLabelKey: "managed-notebook-0a1b2c3d"}}}, false},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tb-tensorboard-access",
+			Labels: map[string]string{tensorboard.LabelKey: "tb-tensorboard"}}}, false},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ex-explorer-code-server-access",
+			Labels: map[string]string{explorer.LabelKey: "ex-explorer-code-server"}}}, false},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-access",
+			Labels: map[string]string{notebook.NotebookLabelKey: "managed-notebook-0a1b2c3d"}}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tb2-tensorboard-access"}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tb3-tensorboard-access",
+			Labels: map[string]string{"app.kubernetes.io/instance": "tb3-tensorboard"}}}, true},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tb-tensorboard-access-2",
+			Labels: map[string]string{tensorboard.LabelKey: "tb-tensorboard"}}}, true},
 	} {
 		var err error
 		switch o := tc.obj.(type) {
@@ -275,6 +293,16 @@ func TestControllerPolicies(t *testing.T) {
 		if tc.deny != deniedByPolicy(err) || (!tc.deny && err != nil) {
 			t.Errorf("create of %T %s as the controllers = %v, want denied %v", tc.obj, tc.obj.GetName(), err, tc.deny)
 		}
+	}
+	// An access Secret is never rewritten: no update, not even the
+	// controllers' own.
+	access, err := sa.CoreV1().Secrets("default").Get(ctx, "tb-tensorboard-access", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	access.StringData = map[string]string{"token": "chosen"}
+	if _, err := sa.CoreV1().Secrets("default").Update(ctx, access, metav1.UpdateOptions{}); !deniedByPolicy(err) {
+		t.Errorf("update of an access Secret as the controllers = %v, want denied by the policy", err)
 	}
 
 	pv := func(name string) *corev1.PersistentVolume {
