@@ -113,6 +113,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		o := Outcome{Done: true, Reason: ReasonInvalid, Message: "The job is invalid: " + errs.ToAggregate().Error()}
 		r.finished(obj, job, o, now)
 	}
+	if oversized(job) {
+		return ctrl.Result{}, r.stopOversized(ctx, original, job, pods, now)
+	}
 	if Finished(job.Status) {
 		return ctrl.Result{}, r.afterFinish(ctx, original, job, obs, pods)
 	}

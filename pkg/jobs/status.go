@@ -69,18 +69,39 @@ func containerStatuses(pod *corev1.Pod) []batchv1beta1.ContainerStatus {
 	return out
 }
 
+// ListedReplicas is the most replicas of one type whose entries the status
+// lists one by one; a type with more is counted by phase instead
+// (Tasks.Aggregate). A job's status is one object, which the API server
+// refuses to store past about 1.5 MiB: at a few thousand entries of a few
+// hundred bytes each, it could no longer be written, and the job would
+// neither progress nor fail. With 64 entries per type, the status of a job
+// at MaxJobPods stays far below that limit.
+//
+// The entries are also the engine's memory of each replica's pod: a pod
+// that disappears while its entry records it is counted as lost against the
+// restart limits, and a replica that had a pod waits for its Service to
+// drop that pod's address before it is recreated. A counted type keeps
+// neither: its lost pods are recreated without counting, as is a pod lost
+// before any status recorded it, and at once.
+const ListedReplicas = 64
+
 // buildTasks returns the tasks status: per replica type, the recreations
 // counted so far and an entry per replica whose pod exists or existed. A pod
 // the engine deletes or deleted is Deleted: deleting names those it is about
 // to delete, deleted those it did. Deleted also marks the entries of lost
-// pods once counted, so that a loss is counted once.
+// pods once counted, so that a loss is counted once. A type of more than
+// ListedReplicas replicas gets counts per phase instead of entries.
 func buildTasks(job *Job, states *States, b *budget, deleting map[string]bool, obs observed) []batchv1beta1.Tasks {
 	previous := obs.previous
 	tasks := make([]batchv1beta1.Tasks, 0, len(job.Replicas))
 	byType := map[string]int{}
 	for _, r := range job.Replicas {
 		byType[r.Type] = len(tasks)
-		tasks = append(tasks, batchv1beta1.Tasks{Type: r.Type, RestartCount: b.perType[r.Type]})
+		t := batchv1beta1.Tasks{Type: r.Type, RestartCount: b.perType[r.Type]}
+		if r.Replicas > ListedReplicas {
+			t.Aggregate = &batchv1beta1.Aggregate{}
+		}
+		tasks = append(tasks, t)
 	}
 	for _, rs := range states.All() {
 		var e batchv1beta1.ReplicaStatus
@@ -102,36 +123,55 @@ func buildTasks(job *Job, states *States, b *budget, deleting map[string]bool, o
 			e = p
 			e.Phase = PhaseDeleted
 		}
-		i := byType[rs.Type]
-		tasks[i].Replicas = append(tasks[i].Replicas, e)
+		t := &tasks[byType[rs.Type]]
+		if t.Aggregate != nil {
+			count(t.Aggregate, e.Phase)
+			continue
+		}
+		t.Replicas = append(t.Replicas, e)
 	}
 	return tasks
 }
 
-// aggregate counts the replica entries of tasks by phase.
+// aggregate counts the replicas of tasks by phase: their entries, and the
+// counts of the types counted in aggregate.
 func aggregate(tasks []batchv1beta1.Tasks) batchv1beta1.Aggregate {
 	var a batchv1beta1.Aggregate
 	for _, t := range tasks {
 		for _, r := range t.Replicas {
-			switch r.Phase {
-			case PhaseCreating:
-				a.Creating++
-			case string(corev1.PodPending):
-				a.Pending++
-			case string(corev1.PodRunning):
-				a.Running++
-			case string(corev1.PodSucceeded):
-				a.Succeeded++
-			case string(corev1.PodFailed):
-				a.Failed++
-			case PhaseDeleted:
-				a.Deleted++
-			default:
-				a.Unknown++
-			}
+			count(&a, r.Phase)
+		}
+		if c := t.Aggregate; c != nil {
+			a.Creating += c.Creating
+			a.Pending += c.Pending
+			a.Running += c.Running
+			a.Succeeded += c.Succeeded
+			a.Failed += c.Failed
+			a.Deleted += c.Deleted
+			a.Unknown += c.Unknown
 		}
 	}
 	return a
+}
+
+// count adds one replica in phase to a.
+func count(a *batchv1beta1.Aggregate, phase string) {
+	switch phase {
+	case PhaseCreating:
+		a.Creating++
+	case string(corev1.PodPending):
+		a.Pending++
+	case string(corev1.PodRunning):
+		a.Running++
+	case string(corev1.PodSucceeded):
+		a.Succeeded++
+	case string(corev1.PodFailed):
+		a.Failed++
+	case PhaseDeleted:
+		a.Deleted++
+	default:
+		a.Unknown++
+	}
 }
 
 // setCondition sets condition typ of s, keeping its transition time when its

@@ -10,6 +10,16 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 )
 
+// MaxJobPods is the most pods one job may have: the sum of its replica
+// counts (at their largest, for elastic jobs). The controller works out
+// the state of every replica of a job each time it reconciles it, and the
+// job's pods, Services and status grow with them too; a bound per job keeps
+// one tenant's job from exhausting the memory of the controller that every
+// tenant shares. Ten thousand is more than the largest training jobs run;
+// each replica count field of the API has the same maximum
+// (batchv1beta1.MaxReplicas).
+const MaxJobPods = 10000
+
 // Shape is what the engine checks of every kind's spec.
 type Shape struct {
 	// Name is the job's name.
@@ -18,6 +28,9 @@ type Shape struct {
 	// pods each may have.
 	Types       []string
 	MaxReplicas []int32
+	// CountPath is the field the replica counts are written in, which
+	// messages name; nil means spec.replicaSpecs[*].replicas.
+	CountPath *field.Path
 	// RunMode and Scheduler are the job's.
 	RunMode   *batchv1beta1.RunMode
 	Scheduler *batchv1beta1.SchedulePolicy
@@ -29,12 +42,20 @@ var (
 )
 
 // ValidateShape checks what every kind requires: at least one replica
-// type, each once, named so that its pods' names are DNS labels; run-mode
-// settings for existing types only; a queue for the T9k Scheduler.
+// type, each once, named so that its pods' names are DNS labels; at most
+// MaxJobPods pods in all; run-mode settings for existing types only; a
+// queue for the T9k Scheduler.
 func ValidateShape(s Shape) field.ErrorList {
 	var errs field.ErrorList
 	if len(s.Types) == 0 {
 		errs = append(errs, field.Required(replicasPath, "at least one replica type is required"))
+	}
+	if n := totalPods(s.MaxReplicas); n > MaxJobPods {
+		p := s.CountPath
+		if p == nil {
+			p = replicasPath.Key("*").Child("replicas")
+		}
+		errs = append(errs, field.Invalid(p, n, tooManyPods(n)))
 	}
 	seen := map[string]bool{}
 	for i, t := range s.Types {
@@ -83,6 +104,21 @@ func ValidateShape(s Shape) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// totalPods sums counts, taking a negative count as none, without
+// overflowing.
+func totalPods(counts []int32) int64 {
+	var n int64
+	for _, c := range counts {
+		n += int64(max(c, 0))
+	}
+	return n
+}
+
+// tooManyPods says that a job of n pods is too large.
+func tooManyPods(n int64) string {
+	return fmt.Sprintf("the replicas of all types add up to %d pods, more than the %d a job may have", n, MaxJobPods)
 }
 
 // ValidateShapeUpdate checks what may not change once a job exists:

@@ -53,6 +53,7 @@ type ColossalAIWorkerSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// procPerWorker is the number of processes per worker. Defaults to 1.
 	// +optional
@@ -80,6 +81,7 @@ type ColossalAIReplicaSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// restartPolicy is accepted for the shape of the layout; ColossalAIJob
 	// pods are never recreated (a restarted worker cannot rejoin).

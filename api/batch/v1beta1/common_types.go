@@ -6,6 +6,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// MaxReplicas is the most pods one replica count of a job may ask for; the
+// +kubebuilder:validation:Maximum=10000 of every such field repeats it.
+// Ten thousand pods is more than the largest training jobs run (a few
+// thousand nodes) and keeps what the controller holds per job while it
+// reconciles it to about ten megabytes. The controller also caps the sum
+// of a job's replica counts at the same number (jobs.MaxJobPods).
+const MaxReplicas = 10000
+
 // SchedulePolicy chooses the scheduler of a job's pods. Unset means the
 // default kube-scheduler.
 type SchedulePolicy struct {
@@ -166,9 +174,16 @@ type Tasks struct {
 	// restartCount sums the restarts of the replicas of this type.
 	// +optional
 	RestartCount int32 `json:"restartCount,omitempty"`
-	// replicas is the status of each replica pod.
+	// replicas is the status of each replica pod, for types of at most 64
+	// replicas. Larger types are counted in aggregate instead, so that the
+	// status of a job of any size stays within the API server's object size
+	// limit.
 	// +optional
 	Replicas []ReplicaStatus `json:"replicas,omitempty"`
+	// aggregate counts the replica pods of this type by phase, in place of
+	// replicas, when the type has more than 64 replicas.
+	// +optional
+	Aggregate *Aggregate `json:"aggregate,omitempty"`
 }
 
 // ReplicaStatus is the status of one replica pod.

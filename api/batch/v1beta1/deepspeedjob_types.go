@@ -11,6 +11,7 @@ type DeepSpeedWorkerSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// restartPolicy says when worker pods are recreated: Never, OnFailure
 	// (the default), Always or ExitCode. Every recreation counts against

@@ -44,6 +44,7 @@ type ReplicaSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// restartPolicy says when the pods of this type are recreated, and how
 	// often. Defaults to OnFailure with limit 0.

@@ -21,7 +21,22 @@ type MPIWorkerSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
+	// processesPerWorker is the number of MPI processes each worker runs:
+	// the worker's slots in the hostfile, so that mpirun without -np starts
+	// replicas × processesPerWorker processes. Unset, the slots are the
+	// worker's accelerators, else its whole CPUs, at least 1. Either way
+	// they are raised to the -N (--npernode) of extraMPIArgs.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	ProcessesPerWorker *int32 `json:"processesPerWorker,omitempty"`
+	// processRecovery lets mpirun restart a failed MPI process in place
+	// (mpirun --enable-recovery --max-restarts <limit>) instead of aborting
+	// the job. Worker pods are never recreated either way.
+	// +optional
+	ProcessRecovery *MPIProcessRecovery `json:"processRecovery,omitempty"`
 	// extraMPIArgs are passed to mpirun before cmd, e.g. ["-N", "3",
 	// "--allow-run-as-root"].
 	// +optional
@@ -36,6 +51,19 @@ type MPIWorkerSpec struct {
 	Template corev1.PodTemplateSpec `json:"template"`
 }
 
+// MPIProcessRecovery is how mpirun restarts failed MPI processes.
+type MPIProcessRecovery struct {
+	// enable turns process recovery on: mpirun --enable-recovery.
+	// +optional
+	Enable bool `json:"enable,omitempty"`
+	// limit is the most restarts of any one process (mpirun
+	// --max-restarts). Defaults to 3 when enable is set.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	Limit *int32 `json:"limit,omitempty"`
+}
+
 // MPIReplicaSpec is one replica type of an MPIJob in the replicaSpecs layout.
 type MPIReplicaSpec struct {
 	// type is launcher or worker.
@@ -45,6 +73,7 @@ type MPIReplicaSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// restartPolicy says when the pods of this type are recreated, and how
 	// often. Defaults to OnFailure with limit 0.

@@ -23,6 +23,7 @@ type PyTorchReplicaSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// scalingWeight is this type's share of the replicas under elastic
 	// training: the replicas beyond those of types without a weight are
@@ -77,6 +78,7 @@ type TorchrunConfig struct {
 	// elastic.minReplicas.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	MinNodes *int32 `json:"minNodes,omitempty"`
 }
 
@@ -91,10 +93,12 @@ type ElasticConfig struct {
 	// Scheduler's PodGroup waits for this many. Cannot be changed.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 	// maxReplicas is the most replicas the job runs with. Cannot be changed.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 	// expectedReplicas is the number of replicas wanted now, kept within
 	// [minReplicas, maxReplicas]. You or an autoscaler (through the scale
@@ -103,6 +107,7 @@ type ElasticConfig struct {
 	// when resources are short.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	ExpectedReplicas *int32 `json:"expectedReplicas,omitempty"`
 }
 

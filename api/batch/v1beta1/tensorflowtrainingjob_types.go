@@ -30,6 +30,7 @@ type TensorFlowReplicaSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// restartPolicy says when the controller recreates a pod of this type:
 	// Never, OnFailure (the default), Always or ExitCode.

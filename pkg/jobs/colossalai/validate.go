@@ -57,6 +57,10 @@ func (Kind) Validate(obj, old client.Object) field.ErrorList {
 // shape is what the engine checks: the two types, the run mode and the
 // scheduler.
 func shape(cj *batchv1beta1.ColossalAIJob) jobs.Shape {
-	return jobs.Shape{Name: cj.Name, RunMode: cj.Spec.RunMode, Scheduler: cj.Spec.Scheduler,
+	sh := jobs.Shape{Name: cj.Name, RunMode: cj.Spec.RunMode, Scheduler: cj.Spec.Scheduler,
 		Types: []string{Launcher, Worker}, MaxReplicas: []int32{1, settingsOf(cj).Workers}}
+	if cj.Spec.Worker != nil {
+		sh.CountPath = specPath.Child("worker", "replicas")
+	}
+	return sh
 }

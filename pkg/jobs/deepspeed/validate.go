@@ -87,5 +87,5 @@ func shape(dj *batchv1beta1.DeepSpeedJob) jobs.Shape {
 		n = max(n, *e.MaxReplicas)
 	}
 	return jobs.Shape{Name: dj.Name, RunMode: dj.Spec.RunMode, Scheduler: dj.Spec.Scheduler,
-		Types: []string{Worker}, MaxReplicas: []int32{n}}
+		Types: []string{Worker}, MaxReplicas: []int32{n}, CountPath: specPath.Child("worker", "replicas")}
 }

@@ -11,6 +11,13 @@
 //	spec.worker.cmd                  spec.mpiConfig.script
 //	spec.worker.extraMPIArgs         spec.mpiConfig.extraArgs
 //	spec.mca, spec.mpiHome           spec.mpiConfig.mca, .home
+//	spec.worker.processesPerWorker   (slots from the worker's resources)
+//	spec.worker.processRecovery      (none)
+//
+// processesPerWorker is each worker's slots in the hostfile; processRecovery
+// adds --enable-recovery --max-restarts <limit> to mpirun, which then
+// restarts a failed MPI process in place. Pods are never recreated in the
+// worker layout.
 package mpijob
 
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=mpijobs,verbs=get;list;watch

@@ -22,7 +22,15 @@ type settings struct {
 	extraArgs       []string
 	script          []string
 	slots           int32
+	// recovery is set when mpirun restarts failed processes, up to
+	// maxRestarts times each.
+	recovery    bool
+	maxRestarts int32
 }
+
+// defaultMaxRestarts is how often mpirun restarts a failed process when
+// processRecovery sets no limit.
+const defaultMaxRestarts = 3
 
 // never is the restart rule of the worker layout: pods are not recreated
 // (mpirun's own --enable-recovery restarts processes).
@@ -42,6 +50,12 @@ func settingsOf(mj *batchv1beta1.MPIJob) *settings {
 		s.WorkerRestart, s.LauncherRestart = never, never
 		s.derivedLauncher = true
 		s.home, s.mca, s.extraArgs, s.script = mj.Spec.MPIHome, mj.Spec.MCA, w.ExtraMPIArgs, w.Cmd
+		if r := w.ProcessRecovery; r != nil && r.Enable {
+			s.recovery, s.maxRestarts = true, defaultMaxRestarts
+			if r.Limit != nil {
+				s.maxRestarts = *r.Limit
+			}
+		}
 	} else {
 		s.WorkerTemplate, s.WorkerContainer = &corev1.PodTemplateSpec{}, Worker
 		s.WorkerRestart, s.LauncherRestart = never, never
@@ -70,19 +84,26 @@ func settingsOf(mj *batchv1beta1.MPIJob) *settings {
 			s.home, s.mca, s.extraArgs, s.script = c.Home, c.MCA, c.ExtraArgs, c.Script
 		}
 	}
-	s.slots = max(slotsOf(jobs.MainContainer(&s.WorkerTemplate.Spec, s.WorkerContainer)), perNode(s.extraArgs))
+	s.slots = slotsOf(jobs.MainContainer(&s.WorkerTemplate.Spec, s.WorkerContainer))
+	if w := mj.Spec.Worker; w != nil && w.ProcessesPerWorker != nil {
+		s.slots = *w.ProcessesPerWorker
+	}
+	s.slots = max(s.slots, perNode(s.extraArgs))
 	return s
 }
 
 // mpirun is the launcher's command line: mpirun (from home when set) with
-// the hostfile, --prefix, the MCA parameters in key order, the extra
-// arguments and the script. It is run without a shell.
+// --prefix, the hostfile, process recovery, the MCA parameters in key
+// order, the extra arguments and the script. It is run without a shell.
 func (s *settings) mpirun() []string {
 	cmd := []string{"mpirun"}
 	if s.home != "" {
 		cmd = []string{path.Join(s.home, "bin", "mpirun"), "--prefix", s.home}
 	}
 	cmd = append(cmd, "--hostfile", ConfigDir+"/"+sshjob.HostfileKey)
+	if s.recovery {
+		cmd = append(cmd, "--enable-recovery", "--max-restarts", strconv.Itoa(int(s.maxRestarts)))
+	}
 	keys := make([]string, 0, len(s.mca))
 	for k := range s.mca {
 		keys = append(keys, k)

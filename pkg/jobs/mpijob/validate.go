@@ -97,8 +97,12 @@ func hasContainer(tmpl *corev1.PodTemplateSpec, name string) bool {
 // scheduler.
 func shape(mj *batchv1beta1.MPIJob) jobs.Shape {
 	s := settingsOf(mj)
-	return jobs.Shape{
+	sh := jobs.Shape{
 		Name: mj.Name, RunMode: mj.Spec.RunMode, Scheduler: mj.Spec.Scheduler,
 		Types: []string{Launcher, Worker}, MaxReplicas: []int32{1, s.Workers},
 	}
+	if mj.Spec.Worker != nil {
+		sh.CountPath = specPath.Child("worker", "replicas")
+	}
+	return sh
 }
