@@ -104,10 +104,11 @@ const (
 	// DefaultIdleTimeout closes kept connections idle as long as the
 	// router's own to the predictors (90 s).
 	DefaultIdleTimeout = 90 * time.Second
-	// DefaultMaxConns bounds the connections at 4096: an open connection
-	// holds about 16 KiB (buffers, request, the first 4 KiB of its body)
-	// besides its goroutine, so at most some 100 MiB, and no client fills
-	// the pod's file descriptors; far more than the clients of one
+	// DefaultMaxConns bounds the connections at 4096: a connection in the
+	// middle of a request holds about 20 KiB of heap (buffers, request,
+	// the first 4 KiB of its body; TestSlowBodies measures it) and a
+	// goroutine of 8 KiB or more, so some 120 MiB at most, and no client
+	// fills the pod's file descriptors; far more than the clients of one
 	// MLService keep open.
 	DefaultMaxConns = 4096
 	// DefaultMaxLoggedBytesInFlight holds the bodies of 16 requests of the
