@@ -40,25 +40,20 @@ func Owns() []client.Object { return []client.Object{&corev1.ConfigMap{}} }
 // ensureSecret creates job's SSH key Secret, with a new key pair, unless
 // it exists; it reads the Secret from the API server, not a cache. A
 // Secret of that name that the job does not own is an error: its key is
-// never used.
+// never used. That holds as well for one created by someone else between
+// the read and the create: the Secret is read again and its owner checked.
 func ensureSecret(ctx context.Context, env *jobs.Env, job *jobs.Job, component string) error {
 	obj := job.Object
 	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: SecretName(obj.GetName())}
-	s := &corev1.Secret{}
-	err := env.Client.Get(ctx, key, s)
-	switch {
-	case err == nil && jobs.OwnedBy(s, obj):
-		return nil
-	case err == nil:
-		return fmt.Errorf("secret %s belongs to another object", key.Name)
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("getting secret %s: %w", key.Name, err)
+	err := checkSecret(ctx, env, obj, key)
+	if !apierrors.IsNotFound(err) {
+		return err
 	}
 	private, public, err := keyPair()
 	if err != nil {
 		return err
 	}
-	s = &corev1.Secret{
+	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: jobs.Labels(component, obj.GetName())},
 		Type:       corev1.SecretTypeSSHAuth,
 		Data:       map[string][]byte{PrivateKeyKey: private, PublicKeyKey: public},
@@ -66,10 +61,34 @@ func ensureSecret(ctx context.Context, env *jobs.Env, job *jobs.Job, component s
 	if err := jobs.SetOwner(obj, s, env.Scheme); err != nil {
 		return err
 	}
-	if err := env.Client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+	switch err := env.Client.Create(ctx, s); {
+	case apierrors.IsAlreadyExists(err):
+		// Created meanwhile: by this controller, or by someone else, whose
+		// key the job must not trust.
+		if err := checkSecret(ctx, env, obj, key); err != nil {
+			return fmt.Errorf("checking secret %s, created meanwhile: %w", key.Name, err)
+		}
+		return nil
+	case err != nil:
 		return fmt.Errorf("creating secret %s: %w", key.Name, err)
 	}
 	return nil
+}
+
+// checkSecret reads the key Secret at key: nil if obj owns it, the API
+// server's NotFound error if there is none, else an error.
+func checkSecret(ctx context.Context, env *jobs.Env, obj client.Object, key client.ObjectKey) error {
+	s := &corev1.Secret{}
+	err := env.Client.Get(ctx, key, s)
+	switch {
+	case err == nil && jobs.OwnedBy(s, obj):
+		return nil
+	case err == nil:
+		return fmt.Errorf("secret %s belongs to another object", key.Name)
+	case apierrors.IsNotFound(err):
+		return err
+	}
+	return fmt.Errorf("getting secret %s: %w", key.Name, err)
 }
 
 // Ensure makes job's ConfigMap hold data; when the ConfigMap does not exist
