@@ -18,6 +18,7 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 	"github.com/accelstack/accelstack/pkg/notebook"
 )
 
@@ -62,9 +63,12 @@ func (opts Options) withDefaults() Options {
 // controller reads Deployments, Services and pods through a cache of its
 // own, of the objects labelled with LabelKey, which also holds the
 // cluster's PVCs: an Explorer waiting for its PVC starts when it appears.
+// Of each PVC it holds only the name and the access modes
+// (cacheselector.MetadataOnly), all the controller reads, so that a
+// tenant's PVCs with large annotations cost the controllers little.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	c, err := interactive.NewCache(mgr, LabelKey, map[client.Object]cache.ByObject{
-		&corev1.PersistentVolumeClaim{}: {Label: labels.Everything()},
+		&corev1.PersistentVolumeClaim{}: {Label: labels.Everything(), Transform: cacheselector.MetadataOnly()},
 	})
 	if err != nil {
 		return err

@@ -152,13 +152,24 @@ func NewScheme() (*runtime.Scheme, error) {
 // own, by label, rather than every pod, Job, PVC and ConfigMap of the
 // cluster: DataCube Jobs and pods, StorageShim PVCs, and rank-table
 // ConfigMaps (the rank-table controller keeps a cache of its own of these).
+// A tenant can put these labels on objects of its own, so the cache also
+// holds no more of each object than the controllers read: no managed
+// fields, and of ConfigMaps, which no controller reads through this cache
+// (the client reads them from the API server, Uncached), the metadata only
+// (MetadataOnly), never the megabyte of data each may hold.
 func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                   {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
-		&batchv1.Job{}:                  {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
-		&corev1.PersistentVolumeClaim{}: {Label: cacheselector.HasLabel(shim.PVCLabelKey)},
-		&corev1.ConfigMap{}:             {Label: cacheselector.HasLabel(ranktable.RingControllerLabel)},
-	}}
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:                   {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
+			&batchv1.Job{}:                  {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
+			&corev1.PersistentVolumeClaim{}: {Label: cacheselector.HasLabel(shim.PVCLabelKey)},
+			&corev1.ConfigMap{}: {
+				Label:     cacheselector.HasLabel(ranktable.RingControllerLabel),
+				Transform: cacheselector.MetadataOnly(ranktable.RingControllerLabel),
+			},
+		},
+	}
 }
 
 // Uncached are the kinds the manager's client reads straight from the API

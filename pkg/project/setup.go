@@ -9,10 +9,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -43,7 +45,8 @@ const quotaProfileIndex = "spec.quotaProfile"
 // Setup runs the Project controller and its webhook on mgr. The controller
 // reads Projects, QuotaProfiles and the objects it marks with
 // ProjectLabelKey (namespaces, quotas, policies, ServiceAccounts,
-// RoleBindings) through a cache of its own.
+// RoleBindings) through a cache of its own. It also creates the QuotaProfile
+// DefaultQuotaProfileName when none of that name exists.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	c, err := cacheselector.NewCache(mgr, "project", ProjectLabelKey, cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
@@ -98,6 +101,21 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		})))
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the Project controller: %w", err)
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// Until it is created: an API server not ready yet is no reason to
+		// stop the controllers.
+		// The controllers stopping first is no error either.
+		_ = wait.PollUntilContextCancel(ctx, defaultProfileRetry, true, func(ctx context.Context) (bool, error) {
+			if err := ensureDefaultProfile(ctx, cl); err != nil {
+				mgr.GetLogger().Error(err, "Creating the default QuotaProfile; retrying")
+				return false, nil
+			}
+			return true, nil
+		})
+		return nil
+	})); err != nil {
+		return fmt.Errorf("adding the default QuotaProfile: %w", err)
 	}
 	ns := opts.ValidationNamespace
 	if ns == "" {

@@ -30,7 +30,7 @@ const ReasonInvalidConfiguration = "InvalidAscendConfiguration"
 // name is the job's name.
 type Reconciler struct {
 	client    client.Client // writes
-	apiReader client.Reader // ConfigMaps without the label, which the cache does not hold
+	apiReader client.Reader // ConfigMaps, of which the cache holds the names only
 	recorder  events.EventRecorder
 	cache     client.Reader // labelled pods and ConfigMaps, set by SetupWithManager
 }
@@ -44,11 +44,20 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;update
 
 // SetupWithManager registers the reconciler. Its pods and ConfigMaps come
-// from a cache of its own, restricted to objects labelled ring-controller.atlas, so that the
-// manager's pod cache (DataCube pods) and the cluster's other ConfigMaps are
-// not involved.
+// from a cache of its own, restricted to objects labelled
+// ring-controller.atlas, so that the manager's pod cache (DataCube pods)
+// and the cluster's other ConfigMaps are not involved. Job submitters, that
+// is tenants, set that label, so the cache keeps of each ConfigMap its
+// name only (MetadataOnly), which is all the watch maps to a job; the
+// reconcile reads the ConfigMap itself from the API server. A tenant's
+// thousands of labelled ConfigMaps of a megabyte each then cost the
+// controllers a few hundred bytes each.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	c, err := cacheselector.NewCache(mgr, "rank-table", RingControllerLabel, cache.Options{})
+	c, err := cacheselector.NewCache(mgr, "rank-table", RingControllerLabel, cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Transform: cacheselector.MetadataOnly(RingControllerLabel)},
+		},
+	})
 	if err != nil {
 		return err
 	}
@@ -78,16 +87,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("job", req.NamespacedName)
 
+	// The cache holds the ConfigMaps' names only: read it whole.
 	cm := &corev1.ConfigMap{}
 	key := client.ObjectKey{Namespace: req.Namespace, Name: ConfigMapPrefix + req.Name}
-	if err := r.cache.Get(ctx, key, cm); apierrors.IsNotFound(err) {
-		// Not labelled, or not created yet; a labelled one is watched.
-		if err := r.apiReader.Get(ctx, key, cm); apierrors.IsNotFound(err) {
-			log.V(1).Info("Waiting for the rank-table ConfigMap", "configMap", key.Name)
-			return ctrl.Result{}, nil
-		} else if err != nil {
-			return ctrl.Result{}, fmt.Errorf("getting ConfigMap %s: %w", key, err)
-		}
+	if err := r.apiReader.Get(ctx, key, cm); apierrors.IsNotFound(err) {
+		// Not created yet; a labelled one is watched.
+		log.V(1).Info("Waiting for the rank-table ConfigMap", "configMap", key.Name)
+		return ctrl.Result{}, nil
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("getting ConfigMap %s: %w", key, err)
 	}

@@ -93,6 +93,13 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 	for _, o := range []client.Object{
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "cache", Name: "other-config"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "cache", Name: "rings-config-job", Labels: map[string]string{ranktable.RingControllerLabel: "ascend-910"}}},
+		// A tenant's ConfigMap, labelled into the cache, as large as the API
+		// server takes.
+		&corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cache", Name: "tenant-rings", Labels: map[string]string{ranktable.RingControllerLabel: "x", "big": "y"},
+				Annotations: map[string]string{"note": strings.Repeat("a", 200<<10)}},
+			Data: map[string]string{"hccl.json": strings.Repeat("d", 700<<10)},
+		},
 		claim("cache", "other-claim", nil),
 		unrelatedJob("cache", "other-job"),
 		unrelatedJob("cache", "taken-batchjob"),
@@ -165,7 +172,7 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 	}{
 		{&corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeClaim{}, []string{"fresh", "legacy"}, "other-claim"},
 		{&batchv1.JobList{}, &batchv1.Job{}, []string{"copy-batchjob"}, "other-job"},
-		{&corev1.ConfigMapList{}, &corev1.ConfigMap{}, []string{"rings-config-job"}, "other-config"},
+		{&corev1.ConfigMapList{}, &corev1.ConfigMap{}, []string{"rings-config-job", "tenant-rings"}, "other-config"},
 		{&corev1.PodList{}, &corev1.Pod{}, nil, "other-pod"},
 	} {
 		got := cachedNames(ctx, t, cache, tc.list, tc.want)
@@ -176,6 +183,23 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("cache Get of the unlabelled %T %s: %v, want NotFound", tc.obj, tc.outside, err)
 		}
+	}
+	// What a tenant labels into the cache costs its metadata, not its data.
+	tenant := &corev1.ConfigMap{}
+	if err := cache.Get(ctx, client.ObjectKey{Namespace: "cache", Name: "tenant-rings"}, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if len(tenant.Data) != 0 || len(tenant.Annotations) != 0 || len(tenant.ManagedFields) != 0 ||
+		!cmp.Equal(tenant.Labels, map[string]string{ranktable.RingControllerLabel: "x"}) {
+		t.Errorf("cached tenant ConfigMap: %d data keys, annotations %d, managed fields %d, labels %v; want its name and the label only",
+			len(tenant.Data), len(tenant.Annotations), len(tenant.ManagedFields), tenant.Labels)
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := cache.Get(ctx, client.ObjectKeyFromObject(legacyPVC), pvc); err != nil {
+		t.Fatal(err)
+	}
+	if len(pvc.ManagedFields) != 0 {
+		t.Errorf("cached PVC %s holds %d managed fields", pvc.Name, len(pvc.ManagedFields))
 	}
 	if log := ctrls.Log(); strings.Contains(log, "AKIAEXAMPLE") || strings.Contains(log, "example-secret-key") {
 		t.Error("the controllers' log holds an S3 key")

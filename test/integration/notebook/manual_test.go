@@ -79,7 +79,7 @@ func (e *env) testManualRunning(t *testing.T) {
 
 	sts := e.statefulSet(ctx, t, ns, "tf-running", nil)
 	if ptr.Deref(sts.Spec.Replicas, 0) != 1 {
-		t.Errorf("replicas %v, want 1", sts.Spec.Replicas)
+		t.Errorf("replicas %d, want 1", ptr.Deref(sts.Spec.Replicas, -1))
 	}
 	spec := sts.Spec.Template.Spec
 	var main *corev1.Container
@@ -130,7 +130,7 @@ func (e *env) testManualSuspended(t *testing.T) {
 
 	sts := e.statefulSet(ctx, t, ns, "tf-suspended", nil)
 	if ptr.Deref(sts.Spec.Replicas, 1) != 0 {
-		t.Errorf("replicas %v, want 0: no pod while runMode is suspended", sts.Spec.Replicas)
+		t.Errorf("replicas %d, want 0: no pod while runMode is suspended", ptr.Deref(sts.Spec.Replicas, -1))
 	}
 	e.waitNotebook(ctx, t, ns, "tf-suspended", "Suspended", func(nb *tensorstackv1beta1.Notebook) bool {
 		return nb.Status.Phase == tensorstackv1beta1.NotebookSuspended

@@ -191,3 +191,26 @@ func (e *env) testPlatformPodsBaseline(t *testing.T) {
 		t.Errorf("the Notebook's pod with SSH under baseline: %v", err)
 	}
 }
+
+// testDefaultQuotaProfile: the controllers create the QuotaProfile
+// default, with object counts the API server takes as a ResourceQuota of
+// a Project naming it.
+func (e *env) testDefaultQuotaProfile(t *testing.T) {
+	ctx := testutil.SubtestContext(t)
+	qp := &tensorstackv1beta1.QuotaProfile{}
+	e.waitFor(ctx, t, "", project.DefaultQuotaProfileName, qp, nil)
+	name := name("default-profile")
+	p := newProject(name)
+	p.Spec.QuotaProfile = project.DefaultQuotaProfileName
+	testutil.MustCreate(ctx, t, e.c, p)
+	e.waitReady(ctx, t, name, corev1.ConditionTrue, project.ReasonReady)
+	rq := &corev1.ResourceQuota{}
+	e.waitFor(ctx, t, name, project.ResourceQuotaName, rq, nil)
+	for _, r := range []corev1.ResourceName{"pods", "count/configmaps", "count/secrets",
+		"count/genericjobs.batch.tensorstack.dev", "count/workflowruns.batch.tensorstack.dev", "count/notebooks.tensorstack.dev"} {
+		if q, ok := rq.Spec.Hard[r]; !ok || q.Sign() <= 0 {
+			t.Errorf("ResourceQuota hard[%s] = %v, want a count", r, q)
+		}
+	}
+	e.waitNamespaceLabel(t, name, enforceLabel, "baseline")
+}

@@ -34,6 +34,7 @@ func TestProject(t *testing.T) {
 			"PodSecurity":            e.testPodSecurity,
 			"PodSecurityProfile":     e.testPodSecurityProfile,
 			"PlatformPodsBaseline":   e.testPlatformPodsBaseline,
+			"DefaultQuotaProfile":    e.testDefaultQuotaProfile,
 		} {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
