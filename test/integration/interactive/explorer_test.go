@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,6 +17,8 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/explorer"
+	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/tensorboard"
 	"github.com/accelstack/accelstack/test/testutil"
 )
 
@@ -125,9 +127,13 @@ func (e *env) testExplorer(t *testing.T) {
 			t.Errorf("%s args %q, want it on %s only", c, ctr.Args, bind)
 		}
 		side := container(t, spec, activity.ContainerName)
-		if !cmp.Equal(side.Args, []string{fmt.Sprintf("--upstream=http://127.0.0.1:%d", w.port)}) {
+		if side.Args[0] != fmt.Sprintf("--upstream=http://127.0.0.1:%d", w.port) {
 			t.Errorf("%s sidecar args %q", c, side.Args)
 		}
+		testutil.CheckAccess(ctx, t, e.c, testutil.Access{
+			Namespace: ns, Name: w.name, Owner: ex, Selector: map[string]string{explorer.LabelKey: w.name},
+			Pod: spec, Log: e.controllers.Log,
+		})
 		// ReadWriteOnce: both pods on one node.
 		if a := spec.Affinity; a == nil || a.PodAffinity == nil || len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 ||
 			a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchLabels[explorer.InstanceLabelKey] != explorer.InstanceName(ex.Name) {
@@ -189,5 +195,33 @@ func (e *env) testExplorerRefused(t *testing.T) {
 	}
 	if err := e.c.Create(ctx, ex); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec.storageName: Invalid value: "Not_A_PVC"`) {
 		t.Errorf("got %v", err)
+	}
+}
+
+// testAccessSecretTaken: a Secret of the access Secret's name that is not
+// the workload's is neither used nor changed: the TensorBoard fails with
+// NameConflict and runs nothing.
+func (e *env) testAccessSecretTaken(t *testing.T) {
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
+	name := tensorboard.ObjectName("taken")
+	taken := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: interactive.AccessSecretName(name)},
+		Data:       map[string][]byte{activity.AccessTokenKey: []byte("chosen-by-someone-else")},
+	}
+	testutil.MustCreate(ctx, t, e.c, taken)
+	tb := tensorBoard(ns, "taken")
+	testutil.MustCreate(ctx, t, e.c, tb)
+	e.waitTensorBoard(ctx, t, ns, tb.Name, func(tb *tensorstackv1beta1.TensorBoard) bool {
+		return tb.Status.Phase == tensorstackv1beta1.TensorBoardFailed &&
+			strings.Contains(tbCondition(tb, "Ready").Message, "Secret "+taken.Name+" exists and is not the workload's")
+	})
+	e.waitEvent(ctx, t, ns, tb.Name, tensorboard.ReasonNameConflict)
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a Deployment with another's access Secret: %v", err)
+	}
+	got := &corev1.Secret{}
+	e.get(ctx, t, ns, taken.Name, got)
+	if string(got.Data[activity.AccessTokenKey]) != "chosen-by-someone-else" || len(got.OwnerReferences) != 0 {
+		t.Errorf("the Secret changed: owners %v", got.OwnerReferences)
 	}
 }

@@ -34,6 +34,7 @@ func TestInteractive(t *testing.T) {
 	t.Run("TensorBoardCrashLoop", e.testTensorBoardCrashLoop)
 	t.Run("Explorer", e.testExplorer)
 	t.Run("ExplorerRefused", e.testExplorerRefused)
+	t.Run("AccessSecretTaken", e.testAccessSecretTaken)
 	e.controllerErrors(t, "tensorboard", "explorer")
 }
 
@@ -148,13 +149,17 @@ func (e *env) testTensorBoard(t *testing.T) {
 		}
 	}
 	side := container(t, pod, activity.ContainerName)
-	if side.Image != "ghcr.io/accelstack/activity-proxy:latest" || !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:6006"}) {
+	if side.Image != "ghcr.io/accelstack/activity-proxy:latest" || side.Args[0] != "--upstream=http://127.0.0.1:6006" {
 		t.Errorf("sidecar image %s args %q", side.Image, side.Args)
 	}
 	if dep.Labels[tensorboard.LabelKey] != name || dep.Spec.Template.Labels[tensorboard.LabelKey] != name {
 		t.Errorf("labels %v, template labels %v", dep.Labels, dep.Spec.Template.Labels)
 	}
 	e.checkService(ctx, t, ns, name, tb, map[string]string{tensorboard.LabelKey: name})
+	testutil.CheckAccess(ctx, t, e.c, testutil.Access{
+		Namespace: ns, Name: name, Owner: tb, Selector: map[string]string{tensorboard.LabelKey: name},
+		Pod: dep.Spec.Template.Spec, Log: e.controllers.Log,
+	})
 
 	tb = e.waitTensorBoard(ctx, t, ns, tb.Name, phase(tensorstackv1beta1.TensorBoardPending))
 	if tb.Status.URL != "http://"+name+"."+ns+".svc.cluster.local/tensorboard/"+ns+"/pytorchtrainingjob-tensorboard/" || tbCondition(tb, "Ready").Status != corev1.ConditionFalse {
@@ -258,8 +263,8 @@ func (e *env) testTensorBoardS3(t *testing.T) {
 	}) {
 		t.Errorf("mounts %+v", tbc.VolumeMounts)
 	}
-	if side := container(t, spec, activity.ContainerName); len(side.VolumeMounts) > 0 || len(side.Env) > 0 {
-		t.Errorf("the sidecar sees %+v %+v", side.VolumeMounts, side.Env)
+	if side := container(t, spec, activity.ContainerName); len(side.VolumeMounts) != 1 || side.VolumeMounts[0].Name != activity.AccessVolumeName || len(side.Env) > 0 {
+		t.Errorf("the sidecar sees %+v %+v, want its access Secret only", side.VolumeMounts, side.Env)
 	}
 }
 
