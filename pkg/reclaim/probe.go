@@ -3,6 +3,7 @@ package reclaim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -86,6 +87,8 @@ func (k *Keeper) probePod(ctx context.Context, cyc *cycle, j job, pod *corev1.Po
 	if !hasContainer(pod, activity.ContainerName) {
 		requests.Err = errors.New("the pod has no activity sidecar")
 		ssh.Err = requests.Err
+	} else if pod.Spec.HostNetwork {
+		requests.Err, ssh.Err = errHostNetwork, errHostNetwork
 	} else if r, err := readReport(ctx, k.opts.HTTPClient, baseURL(pod.Status.PodIP, activity.HTTPPort)); err != nil {
 		requests.Err, ssh.Err = err, err
 	} else {
@@ -135,7 +138,16 @@ func (k *Keeper) probeJupyter(ctx context.Context, now time.Time, j job, pod *co
 		e.Err = errors.New("not a notebook")
 		return e
 	}
-	base := baseURL(pod.Status.PodIP, k.opts.JupyterPort) + basePath(k.opts.JupyterBasePath(nb, pod))
+	if pod.Spec.HostNetwork {
+		e.Err = errHostNetwork
+		return e
+	}
+	path, err := basePath(k.opts.JupyterBasePath(nb, pod))
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	base := baseURL(pod.Status.PodIP, k.opts.JupyterPort) + path
 	start := k.opts.Clock.Now()
 	a, err := readJupyter(ctx, k.opts.HTTPClient, base, envOf(pod, nb.Spec.MainContainer(), "JUPYTER_TOKEN"))
 	if k.opts.JupyterPort == activity.HTTPPort {
@@ -203,12 +215,35 @@ func baseURL(ip string, port int) string {
 	return "http://" + net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
+// errHostNetwork is the evidence of a pod on its node's network, whose IP
+// is the node's: the Keeper sends it nothing, so that a tenant cannot make
+// the controllers GET a path of its choosing from a node's port. Its
+// sources are unknown, so the workload is never suspended as idle.
+var errHostNetwork = errors.New("the pod shares its node's network: not probed")
+
 // basePath makes p a path with a leading and no trailing slash ("" for the
-// root).
-func basePath(p string) string {
-	p = strings.Trim(p, "/")
-	if p == "" {
-		return ""
+// root). p comes from the tenant's pod (NB_PREFIX): it must be a plain
+// path, segments of letters, digits and -._~ only, so that no "..", query,
+// fragment, scheme, host or escape can take the Keeper's request anywhere
+// but the notebook's own server.
+func basePath(p string) (string, error) {
+	t := strings.Trim(p, "/")
+	if t == "" {
+		return "", nil
 	}
-	return "/" + p
+	for _, seg := range strings.Split(t, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.IndexFunc(seg, notPathChar) >= 0 {
+			return "", fmt.Errorf("the notebook's base path %q is not a plain URL path: not probed", p)
+		}
+	}
+	return "/" + t, nil
+}
+
+// notPathChar reports whether r is outside the characters basePath takes.
+func notPathChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("-._~", r)
 }
