@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,7 +83,7 @@ func (e *env) testObjects(t *testing.T) {
 	if diff := cmp.Diff([]corev1.EnvVar{{Name: "NB_PREFIX", Value: strings.TrimSuffix(prefix, "/")}}, nbc.Env); diff != "" {
 		t.Errorf("notebook env (-want +got):\n%s", diff)
 	}
-	if side.Image != notebook.DefaultActivityImage || !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:8888"}) {
+	if side.Image != notebook.DefaultActivityImage || side.Args[0] != "--upstream=http://127.0.0.1:8888" {
 		t.Errorf("sidecar %s %q", side.Image, side.Args)
 	}
 	if ptr.Deref(spec.SecurityContext.FSGroup, 0) != 1000 || spec.RestartPolicy != corev1.RestartPolicyAlways {
@@ -125,6 +126,18 @@ func (e *env) testObjects(t *testing.T) {
 		if diff := cmp.Diff(map[string]string{notebook.NotebookLabelKey: name}, s.Spec.Selector); diff != "" {
 			t.Errorf("%s selector (-want +got):\n%s", s.Name, diff)
 		}
+	}
+
+	// The sidecar requires the Notebook's access token; the NetworkPolicy
+	// admits the platform's namespaces, and anyone to sshd.
+	testutil.CheckAccess(ctx, t, e.c, testutil.Access{
+		Namespace: ns, Name: name, Owner: nb, Selector: map[string]string{notebook.NotebookLabelKey: name},
+		Pod: spec, Log: e.controllers.Log,
+	})
+	np := &networkingv1.NetworkPolicy{}
+	e.waitFor(ctx, t, ns, name, np)
+	if len(np.Spec.Ingress) != 2 || len(np.Spec.Ingress[1].From) != 0 || np.Spec.Ingress[1].Ports[0].Port.IntValue() != 2222 {
+		t.Errorf("NetworkPolicy ingress %+v, want sshd open to all", np.Spec.Ingress)
 	}
 
 	got := e.waitNotebook(ctx, t, ns, nb.Name, "SSH status with the cluster IP", func(nb *tensorstackv1beta1.Notebook) bool {
@@ -420,7 +433,7 @@ func (e *env) testRStudioAndQueue(t *testing.T) {
 	sts := e.statefulSet(ctx, t, ns, nb.Name, nil)
 	spec := sts.Spec.Template.Spec
 	side := spec.Containers[len(spec.Containers)-1]
-	if !cmp.Equal(side.Args, []string{"--upstream=http://127.0.0.1:8787"}) {
+	if side.Args[0] != "--upstream=http://127.0.0.1:8787" {
 		t.Errorf("sidecar args %q, want RStudio's port", side.Args)
 	}
 	if spec.SchedulerName != schedulerv1beta1.SchedulerName || sts.Spec.Template.Labels[schedulerv1beta1.QueueLabel] != "research" {
