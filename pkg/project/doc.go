@@ -7,7 +7,12 @@
 // with ProjectLabelKey; a namespace without that mark, or with another
 // Project's, is never taken over. The ResourceQuota comes from
 // spec.resourceQuota.template or from the QuotaProfile spec.quotaProfile
-// names, and follows the profile's changes.
+// names, and follows the profile's changes. The namespace carries the Pod
+// Security labels of the Project's level (baseline unless the Project or
+// its QuotaProfile says otherwise), keeping those an administrator set by
+// hand. The NetworkPolicy is the default one (ingress from the project and
+// the platform's namespaces; egress to them, to DNS and outside the
+// link-local ranges) unless the Project writes its own or opts out.
 //
 // The namespace holds the users' data, so deleting a Project deletes it
 // only when the Project carries DeleteNamespaceAnnotationKey: "true" at

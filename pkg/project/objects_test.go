@@ -10,6 +10,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
@@ -26,13 +28,23 @@ func TestPolicySpec(t *testing.T) {
 		Egress:      []networkingv1.NetworkPolicyEgressRule{{}},
 	}
 	admit := func(namespaces ...string) *networkingv1.NetworkPolicySpec {
+		sel := func() *metav1.LabelSelector {
+			return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: namespaces,
+			}}}
+		}
+		dns := intstr.FromInt32(53)
 		return &networkingv1.NetworkPolicySpec{
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
-				NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: namespaces,
-				}}},
-			}}}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: sel()}}}},
+			Egress: []networkingv1.NetworkPolicyEgressRule{
+				{Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolUDP), Port: &dns}, {Protocol: ptr.To(corev1.ProtocolTCP), Port: &dns}}},
+				{To: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: sel()}}},
+				{To: []networkingv1.NetworkPolicyPeer{
+					{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
+					{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10", "fd00:ec2::254/128"}}},
+				}},
+			},
 		}
 	}
 	for _, tc := range []struct {
@@ -40,8 +52,9 @@ func TestPolicySpec(t *testing.T) {
 		np   *tensorstackv1beta1.ProjectNetworkPolicy
 		want *networkingv1.NetworkPolicySpec
 	}{
-		{name: "none", np: nil, want: nil},
-		{name: "empty", np: &tensorstackv1beta1.ProjectNetworkPolicy{}, want: nil},
+		// Unset is the default: a Project is isolated unless it opts out.
+		{name: "unset", np: nil, want: admit("t9k-system", "accelstack-system", "demo")},
+		{name: "opted out", np: &tensorstackv1beta1.ProjectNetworkPolicy{}, want: nil},
 		{name: "default", np: &tensorstackv1beta1.ProjectNetworkPolicy{UseDefaultTemplate: true},
 			want: admit("t9k-system", "accelstack-system", "demo")},
 		{name: "template", np: &tensorstackv1beta1.ProjectNetworkPolicy{Template: &tensorstackv1beta1.ProjectNetworkPolicyTemplate{Spec: tmpl}},
@@ -56,7 +69,7 @@ func TestPolicySpec(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("policySpec (-want +got):\n%s", diff)
 			}
-			if got != nil && tc.np.Template != nil && !tc.np.UseDefaultTemplate && got == &tc.np.Template.Spec {
+			if got != nil && tc.np != nil && tc.np.Template != nil && !tc.np.UseDefaultTemplate && got == &tc.np.Template.Spec {
 				t.Error("policySpec returned the template itself, not a copy")
 			}
 		})

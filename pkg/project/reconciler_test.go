@@ -158,8 +158,9 @@ func TestReconcileObjects(t *testing.T) {
 		}
 	}
 
-	// Dropping the quota and the policy from the spec removes them.
-	got.Spec.ResourceQuota, got.Spec.NetworkPolicy = nil, nil
+	// Dropping the quota from the spec, and opting out of the policy,
+	// removes them.
+	got.Spec.ResourceQuota, got.Spec.NetworkPolicy = nil, &tensorstackv1beta1.ProjectNetworkPolicy{}
 	if err := e.c.Update(context.Background(), got); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestReconcileObjects(t *testing.T) {
 		t.Error("ResourceQuota kept after the spec dropped it")
 	}
 	if e.get(t, "demo", NetworkPolicyName, &networkingv1.NetworkPolicy{}) {
-		t.Error("NetworkPolicy kept after the spec dropped it")
+		t.Error("NetworkPolicy kept after the spec opted out")
 	}
 	e.get(t, "", "demo", got)
 	if got.Status.ResourceQuota != nil {

@@ -29,12 +29,14 @@ type ProjectNetworkPolicyTemplate struct {
 // ProjectNetworkPolicy is the NetworkPolicy of a Project's namespace.
 type ProjectNetworkPolicy struct {
 	// useDefaultTemplate applies the default NetworkPolicy: ingress only
-	// from the platform's namespace and from the project itself. It takes
-	// precedence over template.
+	// from the platform's namespaces and from the project itself; egress
+	// to them, to DNS and to addresses outside the link-local ranges. It
+	// takes precedence over template.
 	// +optional
 	UseDefaultTemplate bool `json:"useDefaultTemplate,omitempty"`
 	// template is a NetworkPolicy defined for this project, applied when
-	// useDefaultTemplate is false.
+	// useDefaultTemplate is false. useDefaultTemplate false without a
+	// template means no NetworkPolicy.
 	// +optional
 	Template *ProjectNetworkPolicyTemplate `json:"template,omitempty"`
 }
@@ -65,7 +67,7 @@ type ProjectSpec struct {
 	// +optional
 	ResourceQuota *ProjectResourceQuota `json:"resourceQuota,omitempty"`
 	// networkPolicy is the NetworkPolicy of the project's namespace; unset
-	// means none.
+	// means the default one (see useDefaultTemplate).
 	// +optional
 	NetworkPolicy *ProjectNetworkPolicy `json:"networkPolicy,omitempty"`
 	// quotaProfile names a QuotaProfile whose spec becomes the project's

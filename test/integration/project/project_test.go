@@ -98,9 +98,10 @@ func (e *env) testObjects(t *testing.T) {
 	if diff := cmp.Diff([]string{"t9k-system", "accelstack-system", name}, peers[0].NamespaceSelector.MatchExpressions[0].Values); diff != "" {
 		t.Errorf("default NetworkPolicy admits namespaces (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes); diff != "" {
+	if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes); diff != "" {
 		t.Errorf("policyTypes (-want +got):\n%s", diff)
 	}
+	checkDefaultEgress(t, np, name)
 	e.waitFor(ctx, t, name, project.ServiceAccountName, &corev1.ServiceAccount{}, nil)
 	rb := &rbacv1.RoleBinding{}
 	e.waitFor(ctx, t, name, project.ServiceAccountName, rb, nil)
@@ -136,8 +137,42 @@ func (e *env) testPolicyTemplate(t *testing.T) {
 	if !equality.Semantic.DeepEqual(np.Spec, spec) {
 		t.Errorf("NetworkPolicy spec = %+v, want %+v", np.Spec, spec)
 	}
+	// Unset is the default policy; useDefaultTemplate false without a
+	// template opts out.
 	e.updateProject(ctx, t, name, func(p *tensorstackv1beta1.Project) { p.Spec.NetworkPolicy = nil })
+	e.waitFor(ctx, t, name, project.NetworkPolicyName, np, func() bool { return len(np.Spec.Egress) == 3 })
+	checkDefaultEgress(t, np, name)
+	e.updateProject(ctx, t, name, func(p *tensorstackv1beta1.Project) {
+		p.Spec.NetworkPolicy = &tensorstackv1beta1.ProjectNetworkPolicy{}
+	})
 	e.waitGone(ctx, t, name, project.NetworkPolicyName, &networkingv1.NetworkPolicy{})
+	if p := e.project(ctx, t, name); p.Spec.NetworkPolicy == nil {
+		t.Error("spec.networkPolicy: {} read back as unset: the opt-out does not survive the API server")
+	}
+}
+
+// checkDefaultEgress checks the egress of the default policy of the
+// project ns: DNS anywhere, the admitted namespaces, and every address but
+// the link-local ranges (cloud instance metadata). Whether it is enforced
+// depends on the cluster's network plugin, which the control plane here
+// lacks: the test checks the object the API server stores.
+func checkDefaultEgress(t *testing.T, np *networkingv1.NetworkPolicy, ns string) {
+	t.Helper()
+	eg := np.Spec.Egress
+	if len(eg) != 3 {
+		t.Fatalf("egress %+v, want DNS, the admitted namespaces and the outside", eg)
+	}
+	if p := eg[0].Ports; len(eg[0].To) != 0 || len(p) != 2 || p[0].Port.IntValue() != 53 || *p[0].Protocol != corev1.ProtocolUDP || *p[1].Protocol != corev1.ProtocolTCP {
+		t.Errorf("DNS rule %+v", eg[0])
+	}
+	if to := eg[1].To; len(to) != 1 || to[0].NamespaceSelector == nil ||
+		!cmp.Equal(to[0].NamespaceSelector.MatchExpressions[0].Values, []string{"t9k-system", "accelstack-system", ns}) {
+		t.Errorf("namespaces rule %+v", eg[1])
+	}
+	if to := eg[2].To; len(to) != 2 || to[0].IPBlock == nil || to[0].IPBlock.CIDR != "0.0.0.0/0" ||
+		!cmp.Equal(to[0].IPBlock.Except, []string{"169.254.0.0/16"}) || to[1].IPBlock == nil || to[1].IPBlock.CIDR != "::/0" {
+		t.Errorf("outside rule %+v", eg[2])
+	}
 }
 
 // testQuotaProfile: Projects naming a QuotaProfile get its spec, a change to
