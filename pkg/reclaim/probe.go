@@ -148,8 +148,15 @@ func (k *Keeper) probeJupyter(ctx context.Context, now time.Time, j job, pod *co
 		return e
 	}
 	base := baseURL(pod.Status.PodIP, k.opts.JupyterPort) + path
+	var access string
+	if k.opts.JupyterPort == activity.HTTPPort {
+		if access, err = k.accessToken(ctx, nb); err != nil {
+			e.Err = err
+			return e
+		}
+	}
 	start := k.opts.Clock.Now()
-	a, err := readJupyter(ctx, k.opts.HTTPClient, base, envOf(pod, nb.Spec.MainContainer(), "JUPYTER_TOKEN"))
+	a, err := readJupyter(ctx, k.opts.HTTPClient, base, envOf(pod, nb.Spec.MainContainer(), "JUPYTER_TOKEN"), accessHeader(access))
 	if k.opts.JupyterPort == activity.HTTPPort {
 		mem.callStart, mem.callEnd = start, k.opts.Clock.Now()
 	}

@@ -129,12 +129,16 @@ func (a JupyterActivity) Last() time.Time {
 
 // readJupyter reads Jupyter's API at base, the server's URL with its base
 // path (e.g. http://10.1.2.3:8080/notebook/ns/name). token, when set, is
-// sent as Jupyter's token. Both calls ask Jupyter not to count them as
-// activity (no_track_activity, which /api/status needs not).
-func readJupyter(ctx context.Context, c *http.Client, base, token string) (*JupyterActivity, error) {
-	var h http.Header
+// sent as Jupyter's token; access holds the sidecar's access token (see
+// accessHeader). Both calls ask Jupyter not to count them as activity
+// (no_track_activity, which /api/status needs not).
+func readJupyter(ctx context.Context, c *http.Client, base, token string, access http.Header) (*JupyterActivity, error) {
+	h := access.Clone()
 	if token != "" {
-		h = http.Header{"Authorization": {"token " + token}}
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set("Authorization", "token "+token)
 	}
 	var a JupyterActivity
 	if err := getJSON(ctx, c, base+"/api/status?no_track_activity=1", h, &a.Status); err != nil {

@@ -37,6 +37,8 @@ type Request struct {
 	Probe bool
 	// Authorization is its Authorization header.
 	Authorization string
+	// Cookie is its Cookie header.
+	Cookie string
 }
 
 // Pod serves what a workload pod serves on the activity sidecar's port:
@@ -128,7 +130,7 @@ func (p *Pod) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	probe := r.Header.Get(activity.ProbeHeader) != ""
-	p.requests = append(p.requests, Request{Path: r.URL.Path, RawQuery: r.URL.RawQuery, Probe: probe, Authorization: r.Header.Get("Authorization")})
+	p.requests = append(p.requests, Request{Path: r.URL.Path, RawQuery: r.URL.RawQuery, Probe: probe, Authorization: r.Header.Get("Authorization"), Cookie: r.Header.Get("Cookie")})
 	if r.URL.Path == activity.ReportPath {
 		if p.reportCode != 0 {
 			w.WriteHeader(p.reportCode)
