@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/explorer"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // TestExplorerListsShimFile writes a file into a bucket through a
@@ -68,9 +70,19 @@ func TestExplorerListsShimFile(t *testing.T) {
 		}
 	}
 
-	// No kube-proxy: the host reaches each pod's sidecar directly.
+	// No kube-proxy: the host reaches each pod's sidecar directly, by its
+	// address, as a pod of another namespace would: with the component's
+	// access token, and refused without it.
 	sidecar := func(comp explorer.Component) string {
 		return "http://" + explorerPodIP(ctx, t, ex, comp) + ":" + strconv.Itoa(activity.HTTPPort)
+	}
+	token := func(comp explorer.Component) http.Header {
+		return bearer(accessToken(ctx, t, ns, explorer.ObjectName(ex.Name, comp)))
+	}
+	for _, comp := range explorer.Components {
+		if code := statusOf(ctx, t, sidecar(comp)+"/", nil); code != http.StatusUnauthorized {
+			t.Errorf("%s without the access token: %d, want 401", comp, code)
+		}
 	}
 	type item struct {
 		Name  string `json:"name"`
@@ -80,7 +92,7 @@ func TestExplorerListsShimFile(t *testing.T) {
 	var listing struct {
 		Items []item `json:"items"`
 	}
-	getJSON(ctx, t, sidecar(explorer.FileBrowser)+explorer.URLPrefix(ns, ex.Name, explorer.FileBrowser)+"api/resources/", &listing)
+	getJSON(ctx, t, sidecar(explorer.FileBrowser)+explorer.URLPrefix(ns, ex.Name, explorer.FileBrowser)+"api/resources/", token(explorer.FileBrowser), &listing)
 	i := slices.IndexFunc(listing.Items, func(it item) bool { return it.Name == "from-pod.txt" })
 	if i < 0 || listing.Items[i].IsDir || listing.Items[i].Size != int64(len("hello\n")) {
 		t.Errorf("the file browser lists %+v, want from-pod.txt of %d bytes", listing.Items, len("hello\n"))
@@ -89,7 +101,7 @@ func TestExplorerListsShimFile(t *testing.T) {
 		Folder  string   `json:"folder"`
 		Entries []string `json:"entries"`
 	}
-	getJSON(ctx, t, sidecar(explorer.CodeServer)+"/", &folder)
+	getJSON(ctx, t, sidecar(explorer.CodeServer)+"/", token(explorer.CodeServer), &folder)
 	if folder.Folder != explorer.MountPath || !slices.Contains(folder.Entries, "from-pod.txt") {
 		t.Errorf("code-server opened %q with %v, want %s with from-pod.txt", folder.Folder, folder.Entries, explorer.MountPath)
 	}
@@ -144,9 +156,9 @@ func explorerPodIP(ctx context.Context, t *testing.T, ex *tensorstackv1beta1.Exp
 	return ""
 }
 
-// getJSON GETs url until it answers 200, within ctx, and decodes the body
-// into v.
-func getJSON(ctx context.Context, t *testing.T, url string, v any) {
+// getJSON GETs url with header until it answers 200, within ctx, and
+// decodes the body into v.
+func getJSON(ctx context.Context, t *testing.T, url string, header http.Header, v any) {
 	t.Helper()
 	var last string
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
@@ -154,6 +166,7 @@ func getJSON(ctx context.Context, t *testing.T, url string, v any) {
 		if err != nil {
 			return false, err
 		}
+		maps.Copy(req.Header, header)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			last = err.Error()
@@ -170,4 +183,44 @@ func getJSON(ctx context.Context, t *testing.T, url string, v any) {
 	if err != nil {
 		t.Fatalf("GET %s: %v (last answer %s)", url, err, last)
 	}
+}
+
+// accessToken returns the token of the access Secret of the interactive
+// workload child name of ns (a Notebook's, TensorBoard's or Explorer's),
+// which its sidecar requires of a request that is not from the pod's
+// loopback.
+func accessToken(ctx context.Context, t *testing.T, ns, name string) string {
+	t.Helper()
+	secret, err := kube.CoreV1().Secrets(ns).Get(ctx, interactive.AccessSecretName(name), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the access Secret of %s: %v", name, err)
+	}
+	token := string(secret.Data[activity.AccessTokenKey])
+	if token == "" {
+		t.Fatalf("the access Secret of %s holds no token", name)
+	}
+	return token
+}
+
+// bearer is the header that carries token.
+func bearer(token string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + token}}
+}
+
+// statusOf returns the status of a GET of url with header.
+func statusOf(ctx context.Context, t *testing.T, url string, header http.Header) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(req.Header, header)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

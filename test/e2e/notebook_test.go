@@ -84,9 +84,11 @@ func TestNotebookIdleReclaim(t *testing.T) {
 	}
 	// No kube-proxy: the Service's port 80 leads to the sidecar's 8080 on
 	// the pod, which the host reaches directly.
+	// The host is not the pod's loopback: it sends the access token.
 	base := "http://" + notebookPodIP(ctx, t, nb) + ":8080" + prefix
+	token := accessToken(ctx, t, ns, notebook.ObjectName(nb.UID))
 	var status map[string]any
-	jupyterAPI(ctx, t, http.MethodGet, base+"api/status", nil, http.StatusOK, &status)
+	jupyterAPI(ctx, t, http.MethodGet, base+"api/status", token, nil, http.StatusOK, &status)
 	if _, ok := status["started"]; !ok {
 		t.Fatalf("GET %sapi/status: %v, not Jupyter's status", base, status)
 	}
@@ -96,8 +98,8 @@ func TestNotebookIdleReclaim(t *testing.T) {
 	var kernel struct {
 		ID string `json:"id"`
 	}
-	jupyterAPI(ctx, t, http.MethodPost, base+"api/kernels", strings.NewReader(`{"name":"python3"}`), http.StatusCreated, &kernel)
-	ws := executeOnKernel(ctx, t, base, kernel.ID, fmt.Sprintf("import time; time.sleep(%d)", int(nbBusyFor.Seconds())))
+	jupyterAPI(ctx, t, http.MethodPost, base+"api/kernels", token, strings.NewReader(`{"name":"python3"}`), http.StatusCreated, &kernel)
+	ws := executeOnKernel(ctx, t, base, token, kernel.ID, fmt.Sprintf("import time; time.sleep(%d)", int(nbBusyFor.Seconds())))
 	busySince := time.Now()
 	t.Logf("kernel %s busy for %s", kernel.ID, nbBusyFor)
 
@@ -168,7 +170,7 @@ func TestNotebookIdleReclaim(t *testing.T) {
 		return notebookReady(nb) && idle != nil && idle.Status == corev1.ConditionFalse
 	})
 	t.Logf("resumed, Ready and active after %s: %s", round(time.Since(resumed)), idleCondition(nb).Message)
-	jupyterAPI(ctx, t, http.MethodGet, "http://"+notebookPodIP(ctx, t, nb)+":8080"+prefix+"api/status", nil, http.StatusOK, &status)
+	jupyterAPI(ctx, t, http.MethodGet, "http://"+notebookPodIP(ctx, t, nb)+":8080"+prefix+"api/status", token, nil, http.StatusOK, &status)
 }
 
 // optInResourceKeeper opts ns in to the Resource Keeper with the
@@ -321,9 +323,10 @@ func checkKeeperEvents(ctx context.Context, t *testing.T, ns, name string, reaso
 	}
 }
 
-// jupyterAPI sends a request to Jupyter's REST API and decodes the answer
-// of status want into out.
-func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.Reader, want int, out any) {
+// jupyterAPI sends a request to Jupyter's REST API through the sidecar,
+// with the notebook's access token, and decodes the answer of status want
+// into out.
+func jupyterAPI(ctx context.Context, t *testing.T, method, url, token string, body io.Reader, want int, out any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -334,6 +337,7 @@ func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.R
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
@@ -352,7 +356,8 @@ func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.R
 }
 
 // executeOnKernel sends code to the kernel id in an execute_request over
-// its channels' websocket, as Jupyter's front ends do, and reads the
+// its channels' websocket (through the sidecar at base, with the access
+// token), as Jupyter's front ends do, and reads the
 // kernel's messages until the websocket closes, answering pings. The
 // websocket is closed at the latest when the test ends.
 //
@@ -369,7 +374,7 @@ func jupyterAPI(ctx context.Context, t *testing.T, method, url string, body io.R
 // over channels of their own: the kernel may take the last of them after
 // the test's, so only a quiet kernel has answered them all. Status
 // messages answering other requests during the execution are logged.
-func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *websocket.Conn {
+func executeOnKernel(ctx context.Context, t *testing.T, base, token, id, code string) *websocket.Conn {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
@@ -381,6 +386,7 @@ func executeOnKernel(ctx context.Context, t *testing.T, base, id, code string) *
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Header = bearer(token)
 	dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	ws, err := cfg.DialContext(dialCtx)
