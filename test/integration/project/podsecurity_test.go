@@ -11,9 +11,11 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
@@ -139,8 +141,9 @@ func (e *env) testPodSecurityProfile(t *testing.T) {
 }
 
 // testPlatformPodsBaseline: the pods the platform makes in a Project's
-// namespace from a plain template pass baseline: a T9k Job's pods, which
-// its controller creates, and a Notebook's with SSH (the StatefulSet
+// namespace from a plain template pass baseline: a T9k Job's pod and an
+// MPIJob's worker running sshd, which their controller creates, a
+// workflow's SeqPod pod, and a Notebook's with SSH (the StatefulSet
 // controller does not run here: the test creates its pod from the
 // template, as that controller would).
 func (e *env) testPlatformPodsBaseline(t *testing.T) {
@@ -158,12 +161,39 @@ func (e *env) testPlatformPodsBaseline(t *testing.T) {
 		}}},
 	}
 	testutil.MustCreate(ctx, t, e.c, job)
-	testutil.Poll(ctx, t, "the job's pod", func() (bool, string, error) {
+	mpi := &batchv1beta1.MPIJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "mpi"},
+		Spec: batchv1beta1.MPIJobSpec{
+			Worker: &batchv1beta1.MPIWorkerSpec{
+				Replicas: ptr.To[int32](1), Cmd: []string{"python3", "allreduce.py"},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "mpi-worker", Image: "t9kpublic/horovod:latest"}}}},
+			},
+			SSH: &batchv1beta1.MPISSHConfig{SSHDPath: "/usr/sbin/sshd"},
+		},
+	}
+	testutil.MustCreate(ctx, t, e.c, mpi)
+	run := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(seqPodRun), &run.Object); err != nil {
+		t.Fatal(err)
+	}
+	run.SetNamespace(name)
+	testutil.MustCreate(ctx, t, e.c, run)
+	// The job's pod, the MPI worker and the SeqPod's pod: each refused by
+	// Pod Security admission would be missing, with an event.
+	testutil.Poll(ctx, t, "the pods of the job, the MPIJob and the workflow run", func() (bool, string, error) {
 		var pods corev1.PodList
 		if err := e.c.List(ctx, &pods, client.InNamespace(name)); err != nil {
 			return false, "", err
 		}
-		return len(pods.Items) == 1, fmt.Sprintf("%d pods", len(pods.Items)), nil
+		var names []string
+		job, worker, step := false, false, false
+		for _, p := range pods.Items {
+			names = append(names, p.Name)
+			job = job || p.Name == "train-worker-0"
+			worker = worker || p.Name == "mpi-worker-0"
+			step = step || strings.HasPrefix(p.Name, "steps-")
+		}
+		return job && worker && step, fmt.Sprintf("pods %v", names), nil
 	})
 
 	testutil.MustCreate(ctx, t, e.c, &corev1.Secret{
@@ -191,6 +221,24 @@ func (e *env) testPlatformPodsBaseline(t *testing.T) {
 		t.Errorf("the Notebook's pod with SSH under baseline: %v", err)
 	}
 }
+
+// seqPodRun is a WorkflowRun of one SeqPod step.
+const seqPodRun = `
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: WorkflowRun
+metadata:
+  name: steps
+spec:
+  workflowTemplateSpec:
+    type: SeqPod
+    seqPod:
+      steps:
+        - name: hello
+          image: busybox
+          script: |
+            #!/bin/sh
+            echo hello
+`
 
 // testDefaultQuotaProfile: the controllers create the QuotaProfile
 // default, with object counts the API server takes as a ResourceQuota of
