@@ -29,8 +29,8 @@ const (
 	// ReasonInvalidSpec: the spec is invalid (the webhook was bypassed);
 	// nothing runs.
 	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonNameConflict: a Deployment or Service of the Explorer's names
-	// belongs to something else.
+	// ReasonNameConflict: a Deployment, Service, NetworkPolicy or access
+	// Secret of the Explorer's names belongs to something else.
 	ReasonNameConflict = "NameConflict"
 	// EventCreated: the controller created a Deployment or Service.
 	EventCreated = interactive.EventCreated

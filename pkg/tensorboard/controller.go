@@ -32,8 +32,8 @@ const (
 	ReasonSecretNotFound = "SecretNotFound"
 	// ReasonSecretInvalid: the S3 Secret holds neither layout.
 	ReasonSecretInvalid = "SecretInvalid"
-	// ReasonNameConflict: a Deployment or Service of the TensorBoard's
-	// name belongs to something else.
+	// ReasonNameConflict: a Deployment, Service, NetworkPolicy or access
+	// Secret of the TensorBoard's name belongs to something else.
 	ReasonNameConflict = "NameConflict"
 	// EventCreated: the controller created the Deployment or Service.
 	EventCreated = interactive.EventCreated
