@@ -44,6 +44,9 @@ func ValidateSpec(nb *tensorstackv1beta1.Notebook) field.ErrorList {
 		if v.Name == sshKeysVolume {
 			errs = append(errs, field.Invalid(pod.Child("volumes").Index(i).Child("name"), v.Name, "is the name of the volume of the SSH authorized keys the controller adds"))
 		}
+		if v.Name == activity.AccessVolumeName {
+			errs = append(errs, field.Invalid(pod.Child("volumes").Index(i).Child("name"), v.Name, "is the name of the volume of the access Secret the controller adds"))
+		}
 	}
 	if ssh := nb.Spec.SSH; ssh != nil {
 		p := spec.Child("ssh", "authorized_keys")

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/activity"
 )
 
 func TestValidateSpec(t *testing.T) {
@@ -41,7 +42,7 @@ func TestValidateSpec(t *testing.T) {
 				s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8888}, {ContainerPort: 8080}}
 				s.Containers = append(s.Containers, corev1.Container{Name: "activity", Ports: []corev1.ContainerPort{{ContainerPort: 2222}}})
 				s.InitContainers = []corev1.Container{{Name: "activity"}}
-				s.Volumes = append(s.Volumes, corev1.Volume{Name: sshKeysVolume})
+				s.Volumes = append(s.Volumes, corev1.Volume{Name: sshKeysVolume}, corev1.Volume{Name: activity.AccessVolumeName})
 			}).obj(),
 			want: []string{
 				"spec.template.spec.containers[0].ports[1].containerPort",
@@ -49,6 +50,7 @@ func TestValidateSpec(t *testing.T) {
 				"spec.template.spec.containers[1].ports[0].containerPort",
 				"spec.template.spec.initContainers[0].name",
 				"spec.template.spec.volumes[1].name",
+				"spec.template.spec.volumes[2].name",
 			},
 		},
 		{
