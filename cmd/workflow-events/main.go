@@ -109,11 +109,19 @@ func trigger() {
 	fs.StringVar(&config, "config", "", "The WorkflowTrigger's namespace, name, event sources and workflowRunSpec, as JSON.")
 	maxEventBytes := fs.Int64("max-event-bytes", server.DefaultMaxEventBytes, "Largest event; a larger one is refused.")
 	fs.Env("config", server.EnvTriggerConfig)
+	rate := fs.Float64("rate", server.DefaultTriggerRate, "Runs a second created on average; more events get 429.")
+	burst := fs.Int("burst", server.DefaultTriggerBurst, "Runs created at once above the rate.")
 	var cfg server.TriggerConfig
 	fs.Check(func() error {
 		var err error
 		if cfg, err = server.ParseTriggerConfig(config); err != nil {
 			return fmt.Errorf("invalid value for flag --config: %w", err)
+		}
+		if *rate <= 0 || *burst < 1 {
+			return fmt.Errorf("invalid flags: the rate %g/s, burst %d, lets no run through", *rate, *burst)
+		}
+		if cfg.Rate == 0 {
+			cfg.Rate, cfg.Burst = *rate, *burst
 		}
 		return nil
 	})

@@ -73,7 +73,7 @@ func (r *ListenerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		URL:          ExternalURL(r.opts.ExternalHost, el.Namespace, el.Name),
 	}
 	dep, err := r.reconcileObjects(ctx, el, name)
-	if errors.Is(err, errStale) {
+	if stale(err) {
 		// The cache has not seen what this controller created.
 		return ctrl.Result{RequeueAfter: staleRetry}, nil
 	}

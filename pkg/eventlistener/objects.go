@@ -167,6 +167,14 @@ type objectWriter struct {
 // object, which the cache has not seen yet.
 var errStale = errors.New("the cache has not seen the object yet")
 
+// stale reports whether err comes of a cache behind the API server: a
+// create that found the owner's own object (errStale), or an update of an
+// object changed since the cache read it (a conflict). Both are retried
+// after a while rather than reported.
+func stale(err error) bool {
+	return errors.Is(err, errStale) || apierrors.IsConflict(err)
+}
+
 // taken explains a create of obj that found its name taken: errStale, or
 // an error naming the object that is not the owner's.
 func (w objectWriter) taken(ctx context.Context, owner, obj client.Object, kind string) error {

@@ -245,7 +245,8 @@ func TestTriggerObjects(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the trigger config: %v", err)
 	}
-	wantCfg := server.TriggerConfig{Namespace: "demo", Name: wt.Name, EventSources: wt.Spec.EventSources, WorkflowRunSpec: wt.Spec.WorkflowRunSpec}
+	wantCfg := server.TriggerConfig{Namespace: "demo", Name: wt.Name, UID: wt.UID, EventSources: wt.Spec.EventSources, WorkflowRunSpec: wt.Spec.WorkflowRunSpec,
+		MaxLiveRuns: triggersv1beta1.DefaultMaxLiveRuns}
 	if diff := cmp.Diff(wantCfg, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
@@ -58,7 +59,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	b = ctrl.NewControllerManagedBy(mgr).
 		Named("workflowtrigger").
 		For(&triggersv1beta1.WorkflowTrigger{}).
-		Watches(&triggersv1beta1.EventListener{}, handler.EnqueueRequestsFromMapFunc(tr.listenerTriggers))
+		Watches(&triggersv1beta1.EventListener{}, handler.EnqueueRequestsFromMapFunc(tr.listenerTriggers)).
+		// The runs it created, for its history limit.
+		Owns(&batchv1beta1.WorkflowRun{})
 	for _, o := range owned {
 		b = b.WatchesRawSource(source.Kind(c, o,
 			handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), &triggersv1beta1.WorkflowTrigger{}, handler.OnlyControllerOwner())))

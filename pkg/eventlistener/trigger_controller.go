@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -59,16 +60,16 @@ func (r *TriggerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	log.V(2).Info("Reconciling WorkflowTrigger")
 
 	old := wt.Status.DeepCopy()
-	var err error
+	err := r.pruneRuns(ctx, wt)
 	if errs := ValidateTrigger(wt); len(errs) > 0 {
 		log.V(3).Info("Not deploying an invalid WorkflowTrigger", "errors", errs.ToAggregate().Error())
 		setReady(&wt.Status.Conditions, ready{corev1.ConditionFalse, ReasonInvalidSpec, errs.ToAggregate().Error()})
 	} else {
-		var dep *appsv1.Deployment
-		dep, err = r.reconcileObjects(ctx, wt)
-		if errors.Is(err, errStale) {
-			return ctrl.Result{RequeueAfter: staleRetry}, nil
+		dep, derr := r.reconcileObjects(ctx, wt)
+		if stale(derr) {
+			return ctrl.Result{RequeueAfter: staleRetry}, err
 		}
+		err = errors.Join(err, derr)
 		missing, lerr := r.missingListeners(ctx, wt)
 		err = errors.Join(err, lerr)
 		switch {
@@ -121,8 +122,10 @@ func TriggerConfigJSON(wt *triggersv1beta1.WorkflowTrigger) (string, error) {
 	b, err := json.Marshal(server.TriggerConfig{
 		Namespace:       wt.Namespace,
 		Name:            wt.Name,
+		UID:             wt.UID,
 		EventSources:    wt.Spec.EventSources,
 		WorkflowRunSpec: wt.Spec.WorkflowRunSpec,
+		MaxLiveRuns:     ptr.Deref(wt.Spec.MaxLiveRuns, triggersv1beta1.DefaultMaxLiveRuns),
 	})
 	if err != nil {
 		return "", fmt.Errorf("encoding the trigger config: %w", err)

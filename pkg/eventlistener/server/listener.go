@@ -105,8 +105,8 @@ type Sender interface {
 // Listener is the http.Handler of an EventListener. Close waits for the
 // deliveries under way.
 type Listener struct {
-	cfg      ListenerConfig
-	sender   Sender
+	cfg    ListenerConfig
+	sender Sender
 	// verifier checks requests when the listener has a secret.
 	verifier *Verifier
 	limiter  *rate.Limiter

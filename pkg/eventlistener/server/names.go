@@ -21,6 +21,10 @@ const (
 	WorkflowTriggerLabelKey = "tensorstack.dev/workflow-trigger"
 	// EventListenerLabelKey names the listener the event came from.
 	EventListenerLabelKey = "tensorstack.dev/event-listener"
+	// WorkflowTriggerUIDLabelKey is the UID of the trigger that created the
+	// run: the trigger counts its runs not finished, and the controller
+	// its finished ones, by it.
+	WorkflowTriggerUIDLabelKey = "tensorstack.dev/workflow-trigger-uid"
 	// EventIDAnnotationKey is the ID of the CloudEvent that started the run.
 	EventIDAnnotationKey = "tensorstack.dev/event-id"
 )

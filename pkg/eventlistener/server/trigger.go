@@ -14,10 +14,13 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/protocol"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
@@ -29,6 +32,14 @@ import (
 // largest body with its headers.
 const DefaultMaxEventBytes = 4 << 20
 
+// The rate of runs a trigger pod creates when its config sets none: a run a
+// second on average, 10 at once. An event over it is answered 429, which
+// the listener retries later.
+const (
+	DefaultTriggerRate  = 1.0
+	DefaultTriggerBurst = 10
+)
+
 // TriggerConfig is what the controller tells a trigger server of its
 // WorkflowTrigger, as JSON in EnvTriggerConfig.
 type TriggerConfig struct {
@@ -38,8 +49,20 @@ type TriggerConfig struct {
 	Name      string `json:"name"`
 	// EventSources are the trigger's listeners and filters.
 	EventSources []triggersv1beta1.EventSource `json:"eventSources"`
+	// UID is the WorkflowTrigger's: its runs are owned by it and labelled
+	// with it (WorkflowTriggerUIDLabelKey). Empty creates runs without an
+	// owner.
+	UID types.UID `json:"uid,omitempty"`
 	// WorkflowRunSpec is the spec of the runs.
 	WorkflowRunSpec batchv1beta1.WorkflowRunSpec `json:"workflowRunSpec"`
+	// MaxLiveRuns bounds the trigger's runs that have not finished; 0 is
+	// triggersv1beta1.DefaultMaxLiveRuns.
+	MaxLiveRuns int32 `json:"maxLiveRuns,omitempty"`
+	// Rate and Burst make the token bucket of the runs a trigger pod
+	// creates: Rate a second, at most Burst at once; 0 is
+	// DefaultTriggerRate and DefaultTriggerBurst.
+	Rate  float64 `json:"rate,omitempty"`
+	Burst int     `json:"burst,omitempty"`
 }
 
 // ParseTriggerConfig decodes the JSON of a TriggerConfig, refusing unknown
@@ -65,23 +88,35 @@ func (c TriggerConfig) Validate() error {
 	return nil
 }
 
-// Creator creates objects; a controller-runtime client is one.
-type Creator interface {
+// RunClient creates runs and lists those of a trigger; a controller-runtime
+// client is one.
+type RunClient interface {
 	Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error
+	List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error
 }
 
 // Trigger starts WorkflowRuns on the events of its listeners.
 type Trigger struct {
 	cfg     TriggerConfig
-	creator Creator
+	runs    RunClient
+	limiter *rate.Limiter
 }
 
-// NewTrigger returns the trigger of cfg creating runs with creator.
-func NewTrigger(cfg TriggerConfig, creator Creator) (*Trigger, error) {
+// NewTrigger returns the trigger of cfg creating and counting runs with c.
+func NewTrigger(cfg TriggerConfig, c RunClient) (*Trigger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Trigger{cfg: cfg, creator: creator}, nil
+	if cfg.MaxLiveRuns <= 0 {
+		cfg.MaxLiveRuns = triggersv1beta1.DefaultMaxLiveRuns
+	}
+	if cfg.Rate <= 0 {
+		cfg.Rate = DefaultTriggerRate
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = DefaultTriggerBurst
+	}
+	return &Trigger{cfg: cfg, runs: c, limiter: rate.NewLimiter(rate.Limit(cfg.Rate), cfg.Burst)}, nil
 }
 
 // Handler returns the CloudEvents HTTP receiver of the trigger, taking
@@ -114,9 +149,11 @@ func (t *Trigger) Handler(ctx context.Context, maxEventBytes int64) (http.Handle
 // Receive handles one event. An event of another type, of a source that is
 // no listener of the trigger's namespace, or without a JSON document gets
 // 400; one of a listener that no source names, or that fails the filters,
-// is acknowledged and dropped. Otherwise Receive creates a run: a refused
-// run gets 422, and an error worth retrying (the API server unreachable,
-// busy or failing) 503, which the listener retries.
+// is acknowledged and dropped. An event over the rate, or while the
+// trigger has MaxLiveRuns runs not finished, gets 429. Otherwise Receive
+// creates a run: a refused run gets 422, and an error worth retrying (the
+// API server unreachable, busy or failing) 503. The listener retries 429
+// and 503.
 func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 	log := klog.FromContext(ctx).WithValues("workflowTrigger", klog.KRef(t.cfg.Namespace, t.cfg.Name), "eventID", e.ID())
 	if e.Type() != EventType {
@@ -154,6 +191,22 @@ func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 	case !matched:
 		return cloudevents.ResultACK
 	}
+	if !t.limiter.Allow() {
+		log.Info("Refusing an event over the rate of runs", "rate", t.cfg.Rate, "burst", t.cfg.Burst)
+		return cehttp.NewResult(http.StatusTooManyRequests, "over the trigger's rate of runs")
+	}
+	live, err := t.liveRuns(ctx)
+	if err != nil {
+		log.Error(err, "Counting the runs not finished failed")
+		if apierrors.IsForbidden(err) {
+			return cehttp.NewResult(http.StatusUnprocessableEntity, "the trigger's service account may not list WorkflowRuns")
+		}
+		return cehttp.NewResult(http.StatusServiceUnavailable, "counting the trigger's runs failed")
+	}
+	if live >= int(t.cfg.MaxLiveRuns) {
+		log.Info("Refusing an event: too many runs not finished", "live", live, "maxLiveRuns", t.cfg.MaxLiveRuns)
+		return cehttp.NewResult(http.StatusTooManyRequests, "the trigger has %d runs not finished", live)
+	}
 	name, err := t.createRun(ctx, listener, e.ID(), doc)
 	if err != nil {
 		log.Error(err, "Creating a WorkflowRun failed")
@@ -166,6 +219,31 @@ func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 	return cloudevents.ResultACK
 }
 
+// liveRuns counts the trigger's runs that have not finished, as its API
+// server has them.
+func (t *Trigger) liveRuns(ctx context.Context) (int, error) {
+	var list batchv1beta1.WorkflowRunList
+	if err := t.runs.List(ctx, &list, client.InNamespace(t.cfg.Namespace), t.runSelector()); err != nil {
+		return 0, fmt.Errorf("listing the trigger's WorkflowRuns: %w", err)
+	}
+	n := 0
+	for i := range list.Items {
+		if !list.Items[i].Status.Phase.Done() && list.Items[i].DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// runSelector selects the trigger's runs: by its UID, or by its name when
+// the config has no UID.
+func (t *Trigger) runSelector() client.MatchingLabels {
+	if t.cfg.UID != "" {
+		return client.MatchingLabels{WorkflowTriggerUIDLabelKey: string(t.cfg.UID)}
+	}
+	return client.MatchingLabels{WorkflowTriggerLabelKey: t.cfg.Name}
+}
+
 // createAttempts is how many names createRun tries when one is taken.
 const createAttempts = 5
 
@@ -175,6 +253,16 @@ func (t *Trigger) createRun(ctx context.Context, listener, eventID string, doc [
 	spec := t.cfg.WorkflowRunSpec.DeepCopy()
 	spec.Params = filter.SubstituteParams(doc, spec.Params)
 	labels := map[string]string{}
+	var owners []metav1.OwnerReference
+	if t.cfg.UID != "" {
+		labels[WorkflowTriggerUIDLabelKey] = string(t.cfg.UID)
+		// Not blocking the trigger's deletion: that would take the right
+		// to update the trigger's finalizers.
+		owners = []metav1.OwnerReference{{
+			APIVersion: triggersv1beta1.GroupVersion.String(), Kind: "WorkflowTrigger",
+			Name: t.cfg.Name, UID: t.cfg.UID, Controller: ptr.To(true),
+		}}
+	}
 	for key, value := range map[string]string{WorkflowTriggerLabelKey: t.cfg.Name, EventListenerLabelKey: listener} {
 		// A name longer than a label value is not a label.
 		if len(validation.IsValidLabelValue(value)) == 0 {
@@ -188,14 +276,15 @@ func (t *Trigger) createRun(ctx context.Context, listener, eventID string, doc [
 		}
 		run := &batchv1beta1.WorkflowRun{
 			ObjectMeta: metav1.ObjectMeta{
-				Namespace:   t.cfg.Namespace,
-				Name:        RunName(listener, t.cfg.Name, suffix),
-				Labels:      labels,
-				Annotations: map[string]string{EventIDAnnotationKey: eventID},
+				Namespace:       t.cfg.Namespace,
+				Name:            RunName(listener, t.cfg.Name, suffix),
+				Labels:          labels,
+				Annotations:     map[string]string{EventIDAnnotationKey: eventID},
+				OwnerReferences: owners,
 			},
 			Spec: *spec,
 		}
-		err = t.creator.Create(ctx, run)
+		err = t.runs.Create(ctx, run)
 		if apierrors.IsAlreadyExists(err) && attempt < createAttempts {
 			continue
 		}

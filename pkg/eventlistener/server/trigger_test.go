@@ -431,7 +431,7 @@ func TestTriggerHandlerMethods(t *testing.T) {
 	if w.Code/100 == 2 {
 		t.Errorf("an event of unknown length over the limit: %d, want an error", w.Code)
 	}
-	if n := len(runs(t, tr.creator.(client.Client))); n != 0 {
+	if n := len(runs(t, tr.runs.(client.Client))); n != 0 {
 		t.Errorf("%d runs from events over the limit", n)
 	}
 }

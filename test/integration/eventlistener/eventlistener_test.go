@@ -37,6 +37,7 @@ func TestEventListener(t *testing.T) {
 	t.Run("Trigger", e.testTrigger)
 	t.Run("InvalidTrigger", e.testInvalidTrigger)
 	t.Run("Runs", e.testRuns)
+	t.Run("RunsBounded", e.testRunsBounded)
 
 	// Stale reads and conflicts are retried quietly, not reported.
 	for _, line := range strings.Split(e.controllers.Log(), "\n") {
@@ -223,7 +224,7 @@ func (e *env) testRuns(t *testing.T) {
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "managed-project-sa"}},
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "workflowrun-creator"},
-			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"batch.tensorstack.dev"}, Resources: []string{"workflowruns"}, Verbs: []string{"create"}}},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"batch.tensorstack.dev"}, Resources: []string{"workflowruns"}, Verbs: []string{"create", "list"}}},
 		},
 		&rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "workflowrun-creator"},

@@ -183,7 +183,31 @@ type WorkflowTriggerSpec struct {
 	// <listener>-<trigger>-<5 hex digits>. Param values may take
 	// $(body.<path>) and $(header.<name>) from the event.
 	WorkflowRunSpec batchv1beta1.WorkflowRunSpec `json:"workflowRunSpec"`
+	// maxLiveRuns bounds the runs of this trigger that have not finished:
+	// an event beyond it is answered 429, which the listener retries
+	// later. Default 10 (DefaultMaxLiveRuns).
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxLiveRuns *int32 `json:"maxLiveRuns,omitempty"`
+	// runsHistoryLimit is how many finished runs of this trigger are kept:
+	// the controller deletes the others, those finished first first.
+	// Default 10 (DefaultRunsHistoryLimit).
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	RunsHistoryLimit *int32 `json:"runsHistoryLimit,omitempty"`
 }
+
+// The bounds on a WorkflowTrigger's runs when its spec sets none (an object
+// stored before the CRD defaulted them): enough for the events of a busy
+// repository, not a run per request of a flood.
+const (
+	DefaultMaxLiveRuns      int32 = 10
+	DefaultRunsHistoryLimit int32 = 10
+)
 
 // WorkflowTriggerStatus is the state of a trigger.
 type WorkflowTriggerStatus struct {
