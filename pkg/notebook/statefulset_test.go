@@ -237,7 +237,13 @@ func TestStatefulSetOptions(t *testing.T) {
 						{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "bob"}, Items: []corev1.KeyToPath{{Key: "ssh-publickey", Path: "bob"}}}},
 					},
 				}}}
-				if diff := cmp.Diff(want, spec.Volumes[len(spec.Volumes)-1]); diff != "" {
+				var got corev1.Volume
+				for _, v := range spec.Volumes {
+					if v.Name == sshKeysVolume {
+						got = v
+					}
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("keys volume (-want +got):\n%s", diff)
 				}
 				mounts := container(t, spec, "notebook").VolumeMounts
