@@ -2,6 +2,7 @@ package beamjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,6 +25,14 @@ import (
 
 // Component is the BeamJob's label name.
 const Component = "beamjob"
+
+// ReasonFlinkOperatorMissing is the reason of the ClusterRunning condition,
+// and of the Warning event, of a BeamJob on a cluster without the
+// FlinkCluster API.
+const ReasonFlinkOperatorMissing = "FlinkOperatorMissing"
+
+// errFlinkOperatorMissing means the FlinkCluster API is not installed.
+var errFlinkOperatorMissing = errors.New("the FlinkCluster API (CRD " + FlinkClusterCRD + ") is not installed")
 
 // pollInterval is how often a running BeamJob is looked at again for the
 // ID of its Flink job, which no watch reports, and how often any unfinished
@@ -86,6 +95,10 @@ func (r *Reconciler) sync(ctx context.Context, bj *batchv1beta1.BeamJob, now met
 	s := &bj.Status
 	done := finished(s.Phase)
 	fc, err := r.cluster(ctx, bj, !done)
+	if errors.Is(err, errFlinkOperatorMissing) {
+		r.operatorMissing(bj, now)
+		return ctrl.Result{RequeueAfter: pollInterval}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -139,6 +152,24 @@ func (r *Reconciler) sync(ctx context.Context, bj *batchv1beta1.BeamJob, now met
 	return ctrl.Result{}, nil
 }
 
+// operatorMissing records that the cluster lacks the FlinkCluster API: the
+// ClusterRunning condition says so (FlinkOperatorMissing), with a Warning
+// event when it starts to. A job not yet running stays Initializing, and
+// is looked at again every pollInterval, until flink-operator is
+// installed; one that was running is Unknown.
+func (r *Reconciler) operatorMissing(bj *batchv1beta1.BeamJob, now metav1.Time) {
+	s := &bj.Status
+	msg := "The FlinkCluster API (CRD " + FlinkClusterCRD + ") is not installed: the job waits until flink-operator is installed."
+	if c := condition(s, batchv1beta1.BeamClusterRunning); c == nil || c.Reason != ReasonFlinkOperatorMissing {
+		r.recorder.Eventf(bj, nil, corev1.EventTypeWarning, ReasonFlinkOperatorMissing, "CreateCluster", "%s", msg)
+	}
+	setCondition(s, batchv1beta1.JobCondition{Type: batchv1beta1.BeamClusterRunning, Status: corev1.ConditionFalse,
+		Reason: ReasonFlinkOperatorMissing, Message: msg}, now)
+	if !finished(s.Phase) && s.Phase != batchv1beta1.BeamJobInitializing {
+		s.Phase = batchv1beta1.BeamJobUnknown
+	}
+}
+
 // updateJobURL points the status at the Flink job the cluster runs, once
 // its job manager names one; a failed lookup is tried again later.
 func (r *Reconciler) updateJobURL(ctx context.Context, bj *batchv1beta1.BeamJob) {
@@ -178,7 +209,7 @@ func (r *Reconciler) cluster(ctx context.Context, bj *batchv1beta1.BeamJob, crea
 		}
 		return fc, nil
 	case meta.IsNoMatchError(err):
-		return nil, fmt.Errorf("the FlinkCluster API (flink-operator) is not installed: %w", err)
+		return nil, fmt.Errorf("%w: %w", errFlinkOperatorMissing, err)
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("getting FlinkCluster %s: %w", ClusterName(bj.Name), err)
 	case !create:

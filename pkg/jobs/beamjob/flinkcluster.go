@@ -14,6 +14,10 @@ import (
 // FlinkClusterGVK is flink-operator's FlinkCluster.
 var FlinkClusterGVK = schema.GroupVersionKind{Group: "flinkoperator.k8s.io", Version: "v1beta1", Kind: "FlinkCluster"}
 
+// FlinkClusterCRD is the name of the CustomResourceDefinition of
+// FlinkCluster, which flink-operator installs.
+const FlinkClusterCRD = "flinkclusters.flinkoperator.k8s.io"
+
 // Labels flink-operator puts on the cluster's pods, and the cluster state
 // the submitter waits for.
 const (

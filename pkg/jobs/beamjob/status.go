@@ -123,6 +123,16 @@ func setCondition(s *batchv1beta1.BeamJobStatus, want batchv1beta1.JobCondition,
 	s.Conditions = append(s.Conditions, want)
 }
 
+// condition returns condition typ of s, or nil.
+func condition(s *batchv1beta1.BeamJobStatus, typ batchv1beta1.JobConditionType) *batchv1beta1.JobCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == typ {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
 // finished reports whether the phase is final.
 func finished(p batchv1beta1.BeamJobPhase) bool {
 	return p == batchv1beta1.BeamJobSucceeded || p == batchv1beta1.BeamJobFailed
