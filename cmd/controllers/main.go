@@ -18,6 +18,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/elasticjob"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/manager"
@@ -54,6 +55,7 @@ func main() {
 	fs.StringVar(&opts.EventsImage, "workflow-events-image", eventlistener.DefaultImage, "Image of the EventListener and WorkflowTrigger servers.")
 	fs.StringVar(&opts.EventListenerHost, "event-listener-host", "", "External host an ingress serves EventListeners at (https://<host>/t9k/workflow/triggers/<namespace>/<name>); empty leaves status.address.url empty.")
 	fs.StringVar(&opts.ActivityImage, "activity-image", notebook.DefaultActivityImage, "Image of the activity sidecar of Notebooks, TensorBoards and Explorers.")
+	fs.StringVar(&opts.ElasticJobMasterImage, "elasticjob-master-image", elasticjob.DefaultMasterImage, "Image of the masters of ElasticJobs whose master template names none.")
 	fs.StringVar(&opts.TensorBoardImage, "tensorboard-image", tensorboard.DefaultImage, "Image of TensorBoards that name none.")
 	fs.StringVar(&opts.FileBrowserImage, "file-browser-image", explorer.DefaultFileBrowserImage, "Image of the Explorers' file browser.")
 	fs.StringVar(&opts.CodeServerImage, "code-server-image", explorer.DefaultCodeServerImage, "Image of the Explorers' code-server.")

@@ -90,6 +90,9 @@ type Options struct {
 	// Service CRD is installed, raw otherwise), raw or knative;
 	// ServingRouterImage runs their router.
 	MLServiceBackend, ServingRouterImage string
+	// ElasticJobMasterImage runs the masters of ElasticJobs whose template
+	// names no image; empty means DLRover's own.
+	ElasticJobMasterImage string
 	// ResourceKeeper configures idle reclaim: the probe period, the
 	// cluster-wide thresholds and where the node agent runs.
 	ResourceKeeper reclaim.Options
@@ -219,7 +222,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := jobs.Setup(mgr, kinds.All(), jobs.Options{}); err != nil {
 		return nil, fmt.Errorf("setting up the job controllers: %w", err)
 	}
-	if err := elasticjob.Setup(mgr, elasticjob.Options{}); err != nil {
+	if err := elasticjob.Setup(mgr, elasticjob.Options{MasterImage: opts.ElasticJobMasterImage}); err != nil {
 		return nil, fmt.Errorf("setting up the ElasticJob controller: %w", err)
 	}
 	if err := beamjob.Setup(mgr); err != nil {
