@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
@@ -302,5 +303,72 @@ func testMPIJobRefused(t *testing.T, e *env) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// seedMPIJob is the MPIJob of the seed's MPIJob WorkflowTemplate, as users
+// write it, with processesPerWorker and processRecovery.
+const seedMPIJob = `
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: MPIJob
+metadata:
+  name: walk
+spec:
+  worker:
+    replicas: 2
+    processesPerWorker: 3
+    processRecovery:
+      enable: true
+      limit: 100
+    cmd:
+      - ./random_walk
+      - "20"
+      - "40"
+      - "2"
+    template:
+      spec:
+        containers:
+          - name: mpi-worker
+            image: t9kpublic/mpi-tutorial:2021022-2
+            resources:
+              limits:
+                cpu: 100m
+              requests:
+                cpu: 50m
+            workingDir: /usr/local/code
+  mca:
+    btl: ^openib
+  runPolicy:
+    cleanUpWorkers: true
+  ssh:
+    sshdPath: /usr/sbin/sshd
+  mpiHome: /usr/local
+`
+
+// testMPIJobSeedFields: the seed's MPIJob is accepted under strict field
+// validation; processesPerWorker is each worker's slots in the hostfile,
+// and processRecovery makes the launcher's mpirun restart failed
+// processes up to its limit.
+func testMPIJobSeedFields(t *testing.T, e *env) {
+	ctx := testutil.SubtestContext(t)
+	ns := e.namespace(t, nil)
+	job := &batchv1beta1.MPIJob{}
+	if err := yaml.UnmarshalStrict([]byte(seedMPIJob), job); err != nil {
+		t.Fatal(err)
+	}
+	job.Namespace = ns
+	if err := e.c.Create(ctx, job, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("creating the seed's MPIJob: %v", err)
+	}
+	pods := e.waitPods(ctx, t, ns, "walk", "walk-worker-0", "walk-worker-1")
+	e.checkSSHObjects(t, ns, "walk", "walk-worker-0 slots=3\nwalk-worker-1 slots=3\n", "/root/.ssh")
+	for _, p := range pods {
+		e.setPod(ctx, t, p, corev1.PodRunning, nil)
+	}
+	pods = e.waitPods(ctx, t, ns, "walk", "walk-worker-0", "walk-worker-1", "walk-launcher")
+	want := []string{"/usr/local/bin/mpirun", "--prefix", "/usr/local", "--hostfile", "/etc/mpi/hostfile",
+		"--enable-recovery", "--max-restarts", "100", "--mca", "btl", "^openib", "./random_walk", "20", "40", "2"}
+	if got := pods["walk-launcher"].Spec.Containers[0].Command; !cmp.Equal(got, want) {
+		t.Errorf("launcher command %q, want %q", got, want)
 	}
 }
