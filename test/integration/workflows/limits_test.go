@@ -90,3 +90,37 @@ spec:
 		t.Errorf("%d pods in the namespace, want only the normal run's", len(pods.Items))
 	}
 }
+
+// testResourceOtherNamespace checks that a Resource template's object in
+// another namespace is refused, even where the run's service account may
+// create it there: a run creates objects in its own namespace only.
+func testResourceOtherNamespace(t *testing.T, e *env) {
+	ctx, ns, other := testutil.SubtestContext(t), e.namespace(t), e.namespace(t)
+	e.grantJobs(ctx, t, ns)
+	// The run's service account may manage Jobs in the other namespace too.
+	role, binding := (&rbacRole{other}).role(), (&rbacRole{other}).binding()
+	binding.Subjects[0].Namespace = ns
+	for _, o := range []client.Object{role, binding} {
+		if err := e.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	docs := strings.Replace(jobResource, "        generateName: pi-job-\n", "        generateName: pi-job-\n        namespace: "+other+"\n", 1)
+	if docs == jobResource {
+		t.Fatal("the manifest has no metadata to put a namespace in")
+	}
+	e.apply(ctx, t, ns, docs)
+	wr := e.waitPhase(ctx, t, ns, "resource-workflowtemplate-sample-run", batchv1beta1.NodeError)
+	if want := "the object is in namespace " + other; !strings.Contains(wr.Status.Message, want) {
+		t.Errorf("message %q, want it to say %q", wr.Status.Message, want)
+	}
+	for _, n := range []string{ns, other} {
+		var jobs jobList
+		if err := e.c.List(ctx, jobs.obj(), client.InNamespace(n)); err != nil {
+			t.Fatal(err)
+		}
+		if jobs.len() != 0 {
+			t.Errorf("%d Jobs created in %s", jobs.len(), n)
+		}
+	}
+}

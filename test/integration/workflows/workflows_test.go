@@ -38,6 +38,7 @@ func TestWorkflows(t *testing.T) {
 		"MissingTemplateIsError": testMissingTemplate,
 		"SubstitutionTooLong":    testSubstitutionTooLong,
 		"ApplyNullDescriptions":  testApplyNullDescriptions,
+		"ResourceOtherNamespace": testResourceOtherNamespace,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
