@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,7 +63,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&triggersv1beta1.EventListener{}, handler.EnqueueRequestsFromMapFunc(tr.listenerTriggers)).
 		// The runs it created, for its history limit.
 		Owns(&batchv1beta1.WorkflowRun{})
-	for _, o := range owned {
+	for _, o := range append(owned, &networkingv1.NetworkPolicy{}) {
 		b = b.WatchesRawSource(source.Kind(c, o,
 			handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), &triggersv1beta1.WorkflowTrigger{}, handler.OnlyControllerOwner())))
 	}

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -114,7 +113,21 @@ func (r *TriggerReconciler) reconcileObjects(ctx context.Context, wt *triggersv1
 		mountToken: true,
 		headless:   true,
 	}
-	return r.objects.ensure(ctx, r.recorder, wt, s)
+	dep, err := r.objects.ensure(ctx, r.recorder, wt, s)
+	if err != nil {
+		return nil, err
+	}
+	// Only the trigger's listeners reach its pods: the events' source is
+	// the listener's word, which a pod posting straight to the trigger
+	// could forge.
+	listeners, _, err := r.existingListeners(ctx, wt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.objects.ensureNetworkPolicy(ctx, wt, triggerNetworkPolicy(wt.Namespace, name, s.labels, listeners)); err != nil {
+		return nil, err
+	}
+	return dep, nil
 }
 
 // TriggerConfigJSON returns the server.TriggerConfig of wt as JSON.
@@ -136,16 +149,8 @@ func TriggerConfigJSON(wt *triggersv1beta1.WorkflowTrigger) (string, error) {
 // missingListeners returns the listeners the trigger names that do not
 // exist.
 func (r *TriggerReconciler) missingListeners(ctx context.Context, wt *triggersv1beta1.WorkflowTrigger) ([]string, error) {
-	var missing []string
-	for _, name := range listenerNames(wt) {
-		err := r.client.Get(ctx, types.NamespacedName{Namespace: wt.Namespace, Name: name}, &triggersv1beta1.EventListener{})
-		if apierrors.IsNotFound(err) {
-			missing = append(missing, name)
-		} else if err != nil {
-			return nil, fmt.Errorf("getting EventListener %s: %w", name, err)
-		}
-	}
-	return missing, nil
+	_, missing, err := r.existingListeners(ctx, wt)
+	return missing, err
 }
 
 // listenerTriggers maps a listener to the triggers of its namespace that

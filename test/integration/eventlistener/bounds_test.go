@@ -11,8 +11,10 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -173,4 +175,35 @@ func (e *env) testRunsBounded(t *testing.T) {
 		}
 		return len(names) == 1 && names[0] == second, fmt.Sprint(names), nil
 	})
+}
+
+// testTriggerNetworkPolicy: a trigger's pods get a NetworkPolicy admitting
+// only its listener's pods, matched by the labels the listener's pod
+// template has. Whether it is enforced is the CNI's matter, which envtest
+// has none of.
+func (e *env) testTriggerNetworkPolicy(t *testing.T) {
+	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
+	el := listener(ns, "event-listener-sample")
+	testutil.MustCreate(ctx, t, e.c, el)
+	wt := trigger(ns, "workflow-trigger-sample", triggersv1beta1.EventSource{EventListenerName: el.Name})
+	testutil.MustCreate(ctx, t, e.c, wt)
+	name := eventlistener.TriggerObjectName(wt.Name, wt.UID)
+	np := &networkingv1.NetworkPolicy{}
+	e.waitFor(ctx, t, ns, name, np)
+	if ref := metav1.GetControllerOf(np); ref == nil || ref.UID != wt.UID {
+		t.Errorf("owner %+v, want the trigger", ref)
+	}
+	tdep := e.waitDeployment(ctx, t, ns, name)
+	ldep := e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
+	selects := func(sel *metav1.LabelSelector, podLabels map[string]string) bool {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		return err == nil && s.Matches(labels.Set(podLabels))
+	}
+	if !selects(&np.Spec.PodSelector, tdep.Spec.Template.Labels) {
+		t.Errorf("the policy's pod selector %v does not select the trigger's pods %v", np.Spec.PodSelector, tdep.Spec.Template.Labels)
+	}
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 || np.Spec.Ingress[0].From[0].NamespaceSelector != nil ||
+		!selects(np.Spec.Ingress[0].From[0].PodSelector, ldep.Spec.Template.Labels) {
+		t.Errorf("ingress %+v, want only the listener's pods %v", np.Spec.Ingress, ldep.Spec.Template.Labels)
+	}
 }

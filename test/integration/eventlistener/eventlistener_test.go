@@ -38,6 +38,7 @@ func TestEventListener(t *testing.T) {
 	t.Run("InvalidTrigger", e.testInvalidTrigger)
 	t.Run("Runs", e.testRuns)
 	t.Run("RunsBounded", e.testRunsBounded)
+	t.Run("TriggerNetworkPolicy", e.testTriggerNetworkPolicy)
 
 	// Stale reads and conflicts are retried quietly, not reported.
 	for _, line := range strings.Split(e.controllers.Log(), "\n") {
