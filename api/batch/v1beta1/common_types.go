@@ -9,8 +9,8 @@ import (
 // MaxReplicas is the most pods one replica count of a job may ask for; the
 // +kubebuilder:validation:Maximum=10000 of every such field repeats it.
 // Ten thousand pods is more than the largest training jobs run (a few
-// thousand nodes) and keeps what the controller holds per job while it
-// reconciles it to about ten megabytes. The controller also caps the sum
+// thousand nodes) and keeps what the controller works out per job while
+// it reconciles it to a few megabytes (a few hundred bytes a replica). The controller also caps the sum
 // of a job's replica counts at the same number (jobs.MaxJobPods).
 const MaxReplicas = 10000
 
