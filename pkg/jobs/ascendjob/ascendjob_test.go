@@ -11,6 +11,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
+	"github.com/accelstack/accelstack/pkg/jobs"
 )
 
 func replica(n int32, res string, chips int64) *mindxdlv1.ReplicaSpec {
@@ -101,6 +102,8 @@ func TestCheckReasons(t *testing.T) {
 	nilSpec.Spec.ReplicaSpecs["Worker"] = nil
 	badRestart := ok()
 	badRestart.Spec.ReplicaSpecs["Worker"].RestartPolicy = "Sometimes"
+	tooMany := ok()
+	tooMany.Spec.ReplicaSpecs["Worker"].Replicas = ptr.To[int32](jobs.MaxJobPods)
 	for _, tc := range []struct {
 		name   string
 		job    *mindxdlv1.AscendJob
@@ -111,6 +114,7 @@ func TestCheckReasons(t *testing.T) {
 		{"nil spec", nilSpec, ReasonInvalidReplicaSpec, "spec.replicaSpecs[Worker]"},
 		{"restart policy", badRestart, ReasonInvalidReplicaSpec, "spec.replicaSpecs[Worker].restartPolicy"},
 		{"tensorflow master", job("tensorflow", ok().Spec.ReplicaSpecs), ReasonInvalidReplicaType, "spec.replicaSpecs[Master]"},
+		{"too many pods in all", tooMany, ReasonInvalidReplicaSpec, "spec.replicaSpecs[*].replicas"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ps := check(tc.job)

@@ -61,6 +61,7 @@ func check(aj *mindxdlv1.AscendJob) []problem {
 	}
 	seen := map[mindxdlv1.ReplicaType]mindxdlv1.ReplicaType{}
 	workerNPUs := 0
+	var pods int64
 	for _, s := range specs(aj) {
 		p := replicasPath.Key(string(s.key))
 		if prev, dup := seen[s.typ]; dup {
@@ -77,6 +78,7 @@ func check(aj *mindxdlv1.AscendJob) []problem {
 			continue
 		}
 		n := replicas(s.spec)
+		pods += int64(max(n, 0))
 		if n < 0 || n > maxReplicas {
 			add(ReasonInvalidReplicaSpec, field.Invalid(p.Child("replicas"), n, fmt.Sprintf("must be between 0 and %d", maxReplicas)))
 		}
@@ -105,6 +107,10 @@ func check(aj *mindxdlv1.AscendJob) []problem {
 			_, req := npuRequest(&s.spec.Template)
 			workerNPUs = req * int(n)
 		}
+	}
+	if pods > jobs.MaxJobPods {
+		add(ReasonInvalidReplicaSpec, field.Invalid(replicasPath.Key("*").Child("replicas"), pods, fmt.Sprintf(
+			"the replicas of all types add up to %d pods, more than the %d a job may have", pods, jobs.MaxJobPods)))
 	}
 	if lead, ok := leaders[fw]; ok && len(aj.Spec.ReplicaSpecs) > 0 {
 		if _, has := seen[lead]; !has {
