@@ -28,8 +28,15 @@ const (
 	DefaultRate         = 50
 	DefaultBurst        = 100
 	DefaultSendTimeout  = 5 * time.Second
-	DefaultRetries      = 2
 	DefaultMaxInFlight  = 256
+	// DefaultDeliveryDeadline is how long an acknowledged event is retried:
+	// long enough to outlast an API server restart or an outage of a few
+	// minutes.
+	DefaultDeliveryDeadline = 5 * time.Minute
+	DefaultRetryBackoff     = 200 * time.Millisecond
+	// DefaultMaxSpoolBytes bounds the bodies of the events held until
+	// delivered, within the listener's default memory limit.
+	DefaultMaxSpoolBytes = 64 << 20
 )
 
 // ListenerConfig configures a Listener.
@@ -45,14 +52,18 @@ type ListenerConfig struct {
 	// most Burst at once; a request beyond gets 429.
 	Rate  float64
 	Burst int
-	// SendTimeout bounds one delivery attempt; Retries is how many more
-	// attempts a delivery gets, with exponential backoff, after a network
-	// error or a 404, 429, 502, 503 or 504.
-	SendTimeout time.Duration
-	Retries     int
-	// MaxInFlight bounds the events being delivered; a request beyond
-	// gets 503.
-	MaxInFlight int
+	// SendTimeout bounds one delivery attempt. A delivery that fails with
+	// a network error or a 404, 408, 429 or 5xx is tried again, after
+	// RetryBackoff doubling up to maxRetryBackoff, with jitter, until
+	// DeliveryDeadline after the event was acknowledged.
+	SendTimeout      time.Duration
+	RetryBackoff     time.Duration
+	DeliveryDeadline time.Duration
+	// MaxInFlight bounds the events being delivered, and MaxSpoolBytes
+	// their bodies together; a request beyond either gets 503, so that
+	// the sender keeps it rather than the listener.
+	MaxInFlight   int
+	MaxSpoolBytes int64
 	// SecretFile, when set, is the file holding the listener's shared
 	// secret: a request then needs a GitHub signature or a GitLab token
 	// made with it (see Verifier), or gets 401.
@@ -63,12 +74,14 @@ type ListenerConfig struct {
 // listener.
 func DefaultListenerConfig() ListenerConfig {
 	return ListenerConfig{
-		MaxBodyBytes: DefaultMaxBodyBytes,
-		Rate:         DefaultRate,
-		Burst:        DefaultBurst,
-		SendTimeout:  DefaultSendTimeout,
-		Retries:      DefaultRetries,
-		MaxInFlight:  DefaultMaxInFlight,
+		MaxBodyBytes:     DefaultMaxBodyBytes,
+		Rate:             DefaultRate,
+		Burst:            DefaultBurst,
+		SendTimeout:      DefaultSendTimeout,
+		RetryBackoff:     DefaultRetryBackoff,
+		DeliveryDeadline: DefaultDeliveryDeadline,
+		MaxInFlight:      DefaultMaxInFlight,
+		MaxSpoolBytes:    DefaultMaxSpoolBytes,
 	}
 }
 
@@ -83,8 +96,10 @@ func (c ListenerConfig) Validate() error {
 		return fmt.Errorf("the rate %g/s, burst %d, lets no request through", c.Rate, c.Burst)
 	case c.SendTimeout <= 0:
 		return fmt.Errorf("the send timeout %s is not positive", c.SendTimeout)
-	case c.Retries < 0:
-		return fmt.Errorf("the retries %d are negative", c.Retries)
+	case c.RetryBackoff <= 0 || c.DeliveryDeadline <= 0:
+		return fmt.Errorf("the retry backoff %s or the delivery deadline %s is not positive", c.RetryBackoff, c.DeliveryDeadline)
+	case c.MaxSpoolBytes < c.MaxBodyBytes:
+		return fmt.Errorf("the spool of %d bytes holds no body of %d bytes", c.MaxSpoolBytes, c.MaxBodyBytes)
 	case c.MaxInFlight < 1:
 		return fmt.Errorf("the in-flight limit %d is not positive", c.MaxInFlight)
 	}
@@ -111,7 +126,9 @@ type Listener struct {
 	verifier *Verifier
 	limiter  *rate.Limiter
 	inFlight chan struct{}
-	wg       sync.WaitGroup
+	// spool is the bytes of the events held until delivered.
+	spool spool
+	wg    sync.WaitGroup
 	// ctx ends the deliveries under way; cancel ends it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -201,11 +218,19 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the body is not JSON", http.StatusBadRequest)
 		return
 	}
+	size := int64(len(doc))
+	if !l.spool.take(size, l.cfg.MaxSpoolBytes) {
+		log.Info("Refusing a request: the events being delivered hold too many bytes", "limit", l.cfg.MaxSpoolBytes)
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "too many events being delivered", http.StatusServiceUnavailable)
+		return
+	}
 	select {
 	case l.inFlight <- struct{}{}:
 	default:
+		l.spool.give(size)
 		log.Info("Refusing a request: too many events being delivered", "limit", l.cfg.MaxInFlight)
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", "5")
 		http.Error(w, "too many events being delivered", http.StatusServiceUnavailable)
 		return
 	}
@@ -213,7 +238,7 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log.V(2).Info("Accepted an event", "eventID", e.ID(), "subscribers", len(l.cfg.Subscribers))
 	l.wg.Add(1)
 	go func() {
-		defer func() { <-l.inFlight; l.wg.Done() }()
+		defer func() { l.spool.give(size); <-l.inFlight; l.wg.Done() }()
 		l.deliver(klog.NewContext(l.ctx, log), e)
 	}()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -246,28 +271,6 @@ func (l *Listener) event(doc []byte) event.Event {
 	e.SetTime(time.Now())
 	_ = e.SetData(cloudevents.ApplicationJSON, doc) // bytes are kept as they are
 	return e
-}
-
-// deliver sends e to every subscriber at once and waits for them.
-func (l *Listener) deliver(ctx context.Context, e event.Event) {
-	log := klog.FromContext(ctx)
-	var wg sync.WaitGroup
-	for _, target := range l.cfg.Subscribers {
-		wg.Go(func() {
-			// Each attempt is bounded by the client's timeout; this bounds
-			// the backoffs too.
-			ctx, cancel := context.WithTimeout(ctx, time.Duration(l.cfg.Retries+1)*(l.cfg.SendTimeout+time.Second))
-			defer cancel()
-			ctx = cloudevents.ContextWithTarget(ctx, target)
-			ctx = cloudevents.ContextWithRetriesExponentialBackoff(ctx, 200*time.Millisecond, l.cfg.Retries)
-			if res := l.sender.Send(ctx, e); !cloudevents.IsACK(res) {
-				log.Error(res, "Delivering an event failed", "eventID", e.ID(), "subscriber", target)
-				return
-			}
-			log.V(3).Info("Delivered an event", "eventID", e.ID(), "subscriber", target)
-		})
-	}
-	wg.Wait()
 }
 
 // Close waits for the deliveries under way until ctx ends, then cancels

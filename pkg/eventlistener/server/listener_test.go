@@ -238,7 +238,7 @@ func TestListenerRetries(t *testing.T) {
 	}
 	l.Close(context.Background())
 	if got := attempts.Load(); got != 3 {
-		t.Errorf("%d attempts, want 3 (2 retries after 503)", got)
+		t.Errorf("%d attempts, want 3 (retried after each 503)", got)
 	}
 }
 
@@ -275,7 +275,9 @@ func TestListenerConfigValidate(t *testing.T) {
 		{name: "no rate", change: func(c *ListenerConfig) { c.Rate = 0 }, wantErr: true},
 		{name: "no burst", change: func(c *ListenerConfig) { c.Burst = 0 }, wantErr: true},
 		{name: "no timeout", change: func(c *ListenerConfig) { c.SendTimeout = 0 }, wantErr: true},
-		{name: "negative retries", change: func(c *ListenerConfig) { c.Retries = -1 }, wantErr: true},
+		{name: "no deadline", change: func(c *ListenerConfig) { c.DeliveryDeadline = 0 }, wantErr: true},
+		{name: "no backoff", change: func(c *ListenerConfig) { c.RetryBackoff = 0 }, wantErr: true},
+		{name: "spool below a body", change: func(c *ListenerConfig) { c.MaxSpoolBytes = c.MaxBodyBytes - 1 }, wantErr: true},
 		{name: "no in-flight", change: func(c *ListenerConfig) { c.MaxInFlight = 0 }, wantErr: true},
 		{name: "subscriber", change: func(c *ListenerConfig) { c.Subscribers = []string{"http://a.b"} }},
 		{name: "bad subscriber", change: func(c *ListenerConfig) { c.Subscribers = []string{"a.b"} }, wantErr: true},
