@@ -333,47 +333,6 @@ func TestHandlerOtherUpgrade(t *testing.T) {
 	}
 }
 
-func TestLimitListener(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := LimitListener(inner, 1)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 2)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
-	for range 2 {
-		c, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-	}
-	first := <-accepted
-	select {
-	case <-accepted:
-		t.Fatal("a second connection was accepted while the first is open")
-	case <-time.After(100 * time.Millisecond):
-	}
-	if _, ok := first.(interface{ CloseWrite() error }); !ok {
-		t.Error("an accepted connection lost CloseWrite")
-	}
-	_ = first.Close()
-	select {
-	case <-accepted:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second connection was not accepted after the first closed")
-	}
-}
-
 // TestFrameBuilder checks the tests' own frame builder against RFC 6455.
 func TestFrameBuilder(t *testing.T) {
 	f := frame(opBinary, make([]byte, 300))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/netlimit"
 )
 
 // shutdownTimeout bounds the wait for the requests under way at shutdown.
@@ -126,7 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 	wg.Go(func() {
 		defer cancel()
 		log.Info("Proxying HTTP", "address", httpLn.Addr().String(), "upstream", upstream.String())
-		if err := serveHTTP(ctx, LimitListener(httpLn, cfg.MaxConnections), NewHandler(rec, upstream, cfg.DialTimeout).WithAccessToken(token)); err != nil {
+		if err := serveHTTP(ctx, netlimit.NewListener(httpLn, cfg.MaxConnections), NewHandler(rec, upstream, cfg.DialTimeout).WithAccessToken(token)); err != nil {
 			errs[0] = fmt.Errorf("serving HTTP: %w", err)
 		}
 	})
@@ -142,54 +143,3 @@ func Run(ctx context.Context, cfg Config) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
-
-// LimitListener returns a listener that accepts at most n connections of
-// ln open at once. Unlike x/net/netutil's, its connections keep
-// CloseWrite, which proxied upgrades use to half-close.
-func LimitListener(ln net.Listener, n int) net.Listener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
-}
-
-type limitListener struct {
-	net.Listener
-	slots     chan struct{}
-	closeOnce sync.Once
-	done      chan struct{}
-}
-
-// Accept waits for a free slot, then for a connection.
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
-}
-
-// Close closes the listener.
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-// Close closes the connection and frees its slot.
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
-}
-
-// CloseWrite half-closes the connection where it can.
-func (c *limitConn) CloseWrite() error { return closeWrite(c.Conn) }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/netlimit"
 )
 
 // Run serves a router for cfg at addr until ctx ends, then shuts down
@@ -24,7 +26,7 @@ func Run(ctx context.Context, addr string, cfg *Config, opts Options) error {
 	}
 	srv := newServer(withHealth(r), opts)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(newLimitListener(l, opts.MaxConns)) }()
+	go func() { errc <- srv.Serve(netlimit.Limit(l, opts.MaxConns)) }()
 	klog.FromContext(ctx).Info("Serving", "address", addr, "mlservice", cfg.Name, "releases", len(cfg.Releases),
 		"maxConns", opts.MaxConns, "readTimeout", opts.ReadTimeout, "idleTimeout", opts.IdleTimeout)
 	select {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/accelstack/accelstack/pkg/netlimit"
 )
 
 // waitFor polls cond until it holds, failing t after a minute.
@@ -47,7 +49,7 @@ func TestSlowBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = srv.Serve(newLimitListener(l, opts.MaxConns)) }()
+	go func() { _ = srv.Serve(netlimit.Limit(l, opts.MaxConns)) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
 	var before, after runtime.MemStats
@@ -103,74 +105,5 @@ func TestServerTimeouts(t *testing.T) {
 	srv := newServer(http.NotFoundHandler(), opts)
 	if srv.ReadTimeout != DefaultReadTimeout || srv.IdleTimeout != DefaultIdleTimeout || srv.ReadHeaderTimeout != opts.ReadHeaderTimeout || srv.ReadTimeout <= 0 {
 		t.Errorf("read %v, idle %v, read header %v", srv.ReadTimeout, srv.IdleTimeout, srv.ReadHeaderTimeout)
-	}
-}
-
-// countingListener counts the connections taken from the kernel.
-type countingListener struct {
-	net.Listener
-	accepted atomic.Int32
-}
-
-// Accept accepts and counts.
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.accepted.Add(1)
-	}
-	return c, err
-}
-
-// TestLimitListener: with two connections open, a third is not taken from
-// the kernel until one of them closes; closing a connection twice frees
-// one slot; closing the listener ends a waiting Accept.
-func TestLimitListener(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	counting := &countingListener{Listener: inner}
-	l := newLimitListener(counting, 2).(*limitListener)
-	defer func() { _ = l.Close() }()
-	for range 4 {
-		c, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.Close() }()
-	}
-	first, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Accept(); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 2)
-	accept := func() {
-		_, err := l.Accept()
-		got <- err
-	}
-	go accept()
-	waitFor(t, "an Accept waiting for a slot", func() bool { return l.waiting.Load() == 1 })
-	if n := counting.accepted.Load(); n != 2 {
-		t.Fatalf("%d connections taken with a limit of 2", n)
-	}
-	_ = first.Close()
-	_ = first.Close()
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
-	if n := counting.accepted.Load(); n != 3 {
-		t.Errorf("%d connections taken after one closed, want 3", n)
-	}
-	go accept()
-	waitFor(t, "an Accept waiting for a slot", func() bool { return l.waiting.Load() == 1 })
-	if n := counting.accepted.Load(); n != 3 {
-		t.Errorf("%d connections taken after one closed twice, want 3", n)
-	}
-	_ = l.Close()
-	if err := <-got; err == nil {
-		t.Error("a waiting Accept went on after the listener closed")
 	}
 }
