@@ -198,17 +198,7 @@ func TestNVIDIAVolumeMountsComponent(t *testing.T) {
 // their own webhook certificate Secret among the Secrets of their namespace.
 func TestControllerPolicies(t *testing.T) {
 	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubectl := filepath.Join(cp.Env.BinaryAssetsDirectory, "kubectl")
-	for _, f := range []string{"namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/policies.yaml"} {
-		out, err := exec.Command(kubectl, "--kubeconfig", cp.KubeconfigPath, "apply", "--server-side", "-f", filepath.Join(root, "deploy", f)).CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl apply -f deploy/%s: %v\n%s", f, err, out)
-		}
-	}
+	applyDeploy(t, cp, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/policies.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := cp.Client
@@ -233,7 +223,7 @@ func TestControllerPolicies(t *testing.T) {
 	}
 	// The API server loads a new policy asynchronously: wait for its first denial.
 	var denied error
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
 		denied = update("settings")
 		return deniedByPolicy(denied), nil
 	})

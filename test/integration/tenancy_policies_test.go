@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,17 +35,7 @@ const controllersUser = "system:serviceaccount:accelstack-system:controllers"
 // holding the rights its token gets, and its token cannot create another.
 func TestTenancyPolicies(t *testing.T) {
 	cp := harness.StartControlPlane(t)
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubectl := filepath.Join(cp.Env.BinaryAssetsDirectory, "kubectl")
-	for _, f := range []string{"namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/project-roles.yaml", "controllers/tenancy-policies.yaml"} {
-		out, err := exec.Command(kubectl, "--kubeconfig", cp.KubeconfigPath, "apply", "--server-side", "-f", filepath.Join(root, "deploy", f)).CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl apply -f deploy/%s: %v\n%s", f, err, out)
-		}
-	}
+	applyDeploy(t, cp, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/project-roles.yaml", "controllers/tenancy-policies.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := cp.Client
@@ -69,7 +57,7 @@ func TestTenancyPolicies(t *testing.T) {
 		}
 	}
 	var denied error
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		_, denied = sa.CoreV1().Pods("kube-system").Create(ctx, pod("kube-system"), metav1.CreateOptions{})
 		return deniedByPolicy(denied), nil
 	})
