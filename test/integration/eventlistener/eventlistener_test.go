@@ -39,6 +39,7 @@ func TestEventListener(t *testing.T) {
 	t.Run("Runs", e.testRuns)
 	t.Run("RunsBounded", e.testRunsBounded)
 	t.Run("TriggerNetworkPolicy", e.testTriggerNetworkPolicy)
+	t.Run("ListenerAuth", e.testListenerAuth)
 
 	// Stale reads and conflicts are retried quietly, not reported.
 	for _, line := range strings.Split(e.controllers.Log(), "\n") {
