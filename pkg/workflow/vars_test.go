@@ -47,7 +47,8 @@ func TestReplaceBounded(t *testing.T) {
 
 // TestReplaceRefusesWithoutBuilding checks that an amplification is refused
 // before its output is built: a 64 KiB param referred to 1000 times would
-// be 64 MiB.
+// be 64 MiB. The bound, a quarter of that, holds under the race detector
+// too, which allocates more for the same work (about 9 MiB here).
 func TestReplaceRefusesWithoutBuilding(t *testing.T) {
 	v := Variables{"params.p": strings.Repeat("x", batchv1beta1.MaxParamValueLength)}
 	s := strings.Repeat("$(params.p)", 1000)
@@ -58,7 +59,7 @@ func TestReplaceRefusesWithoutBuilding(t *testing.T) {
 	if err == nil {
 		t.Fatal("Replace accepted a 64 MiB result")
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
 		t.Errorf("Replace allocated %d bytes to refuse", grew)
 	}
 }

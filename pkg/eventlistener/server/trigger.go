@@ -196,14 +196,16 @@ func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 		return cehttp.NewResult(http.StatusTooManyRequests, "over the trigger's rate of runs")
 	}
 	live, err := t.liveRuns(ctx)
-	if err != nil {
+	switch {
+	case apierrors.IsForbidden(err):
+		// Counting needs list; a service account granted only create, as
+		// many were before the count existed, still starts runs, bounded
+		// by the rate alone.
+		log.Info("Not counting the runs not finished: the trigger's service account may not list WorkflowRuns", "maxLiveRuns", t.cfg.MaxLiveRuns)
+	case err != nil:
 		log.Error(err, "Counting the runs not finished failed")
-		if apierrors.IsForbidden(err) {
-			return cehttp.NewResult(http.StatusUnprocessableEntity, "the trigger's service account may not list WorkflowRuns")
-		}
 		return cehttp.NewResult(http.StatusServiceUnavailable, "counting the trigger's runs failed")
-	}
-	if live >= int(t.cfg.MaxLiveRuns) {
+	case live >= int(t.cfg.MaxLiveRuns):
 		log.Info("Refusing an event: too many runs not finished", "live", live, "maxLiveRuns", t.cfg.MaxLiveRuns)
 		return cehttp.NewResult(http.StatusTooManyRequests, "the trigger has %d runs not finished", live)
 	}

@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
@@ -83,6 +86,25 @@ func TestTriggerMaxLiveRuns(t *testing.T) {
 	}
 	if code := receive(); code != http.StatusOK {
 		t.Errorf("after a run finished: %d", code)
+	}
+}
+
+// TestTriggerCreateOnly: a service account that may create runs but not
+// list them still starts runs, uncounted.
+func TestTriggerCreateOnly(t *testing.T) {
+	cfg := triggerConfig()
+	cfg.UID, cfg.MaxLiveRuns, cfg.Rate, cfg.Burst = "trigger-uid", 1, 1000, 1000
+	gr := batchv1beta1.GroupVersion.WithResource("workflowruns").GroupResource()
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+			return apierrors.NewForbidden(gr, "", errors.New("list is not granted"))
+		},
+	}).Build()
+	receive := receiver(t, cfg, c)
+	for i := range 2 {
+		if code := receive(); code != http.StatusOK {
+			t.Fatalf("event %d with list forbidden: %d, want 200", i, code)
+		}
 	}
 }
 
