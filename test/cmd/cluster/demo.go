@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,9 +16,12 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/serving/simple"
 	"github.com/accelstack/accelstack/test/cluster"
 	"github.com/accelstack/accelstack/test/harness"
@@ -246,8 +250,16 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	nbPod := strings.TrimSpace(kubectl("-n", "demo", "get", "notebook", "tutorial", "-o", "jsonpath={.status.pod.reference.name}"))
 	nbIP := strings.TrimSpace(kubectl("-n", "demo", "get", "pod", nbPod, "-o", "jsonpath={.status.podIP}"))
 	nbStatus := fmt.Sprintf("http://%s:8080/t9k/notebooks/projects/demo/name/tutorial/api/status", nbIP)
-	section("Jupyter through the activity sidecar, from the host (GET " + nbStatus + ")")
-	out.WriteString(check("Jupyter's status")(getProbe(ctx, nbStatus)))
+	// The host is not the pod's loopback: the sidecar wants the Notebook's
+	// access token, from its Secret.
+	nbUID := strings.TrimSpace(kubectl("-n", "demo", "get", "notebook", "tutorial", "-o", "jsonpath={.metadata.uid}"))
+	nbToken, err := base64.StdEncoding.DecodeString(strings.TrimSpace(kubectl("-n", "demo", "get", "secret",
+		interactive.AccessSecretName(notebook.ObjectName(types.UID(nbUID))), "-o", "jsonpath={.data."+activity.AccessTokenKey+"}")))
+	if err != nil {
+		problems = append(problems, fmt.Errorf("the access token of Notebook tutorial: %w", err))
+	}
+	section("Jupyter through the activity sidecar, from the host, with the Notebook's access token (GET " + nbStatus + ")")
+	out.WriteString(check("Jupyter's status")(getProbe(ctx, nbStatus, string(nbToken))))
 
 	section("Serving (kubectl -n demo get simplemlservices)")
 	out.WriteString(kubectl("-n", "demo", "get", "simplemlservices"))
@@ -376,11 +388,11 @@ func listTree(dir string) (string, error) {
 	return b.String(), err
 }
 
-// getProbe returns the body of a GET of url sent with the activity
-// sidecar's probe header, so that reading it is not the notebook's
-// activity.
-func getProbe(ctx context.Context, url string) (string, error) {
-	return doJSON(ctx, http.MethodGet, url, "", activity.ProbeHeader, "1")
+// getProbe returns the body of a GET of url sent with the workload's access
+// token and the activity sidecar's probe header, so that reading it is not
+// the notebook's activity.
+func getProbe(ctx context.Context, url, token string) (string, error) {
+	return doJSON(ctx, http.MethodGet, url, "", http.Header{activity.ProbeHeader: {"1"}, "Authorization": {"Bearer " + token}})
 }
 
 // demoInstances is the body of the demo's prediction: with the model's
@@ -390,19 +402,21 @@ const demoInstances = `{"instances": [[1, 1, 1], [0, 0, 1]]}`
 // postJSON POSTs body to url and returns the indented answer, which must
 // be 200.
 func postJSON(ctx context.Context, url, body string) (string, error) {
-	return doJSON(ctx, http.MethodPost, url, body, "Content-Type", "application/json")
+	return doJSON(ctx, http.MethodPost, url, body, http.Header{"Content-Type": {"application/json"}})
 }
 
-// doJSON sends a request with body and the header key: value, and returns
-// the indented JSON answer, which must be 200, within 30 s.
-func doJSON(ctx context.Context, method, url, body, key, value string) (string, error) {
+// doJSON sends a request with body and header, and returns the indented
+// JSON answer, which must be 200, within 30 s.
+func doJSON(ctx context.Context, method, url, body string, header http.Header) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set(key, value)
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "", err
