@@ -238,9 +238,14 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 	var ns *nodeServer
 	if d.cfg.Mode != ModeController {
+		pending, err := newPendingUploads(reg)
+		if err != nil {
+			l.Close()
+			return err
+		}
 		ns = &nodeServer{
 			cfg: d.cfg, mounter: d.mounter, lazyUnmount: d.lazyUnmount, launcher: d.launcher,
-			state: stateStore{root: d.cfg.StateDir}, locks: newKeyedMutex(),
+			state: stateStore{root: d.cfg.StateDir}, locks: newKeyedMutex(), pending: pending,
 		}
 		if err := os.MkdirAll(d.cfg.StateDir, 0o700); err != nil {
 			l.Close()

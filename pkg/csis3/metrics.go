@@ -37,3 +37,18 @@ func (m *operationsSeconds) intercept(ctx context.Context, req any, info *grpc.U
 	m.hist.WithLabelValues(m.driver, info.FullMethod, status.Code(err).String()).Observe(time.Since(start).Seconds())
 	return resp, err
 }
+
+// newPendingUploads registers accelstack_csi_s3_pending_uploads with reg:
+// per volume being unstaged, the files written through its mount that its
+// daemon has not uploaded yet, as the last poll counted them. A volume
+// whose count does not fall is one that unstaging keeps, and its files.
+func newPendingUploads(reg prometheus.Registerer) (*prometheus.GaugeVec, error) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "accelstack_csi_s3_pending_uploads",
+		Help: "Files of a volume being unstaged that its FUSE daemon has not uploaded yet; unstaging waits for them.",
+	}, []string{"volume_id"})
+	if err := reg.Register(g); err != nil {
+		return nil, err
+	}
+	return g, nil
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -30,6 +31,8 @@ type nodeServer struct {
 	locks       *keyedMutex
 	// mountInfo reads the mount table; nil reads /proc/self/mountinfo.
 	mountInfo func() ([]mount.MountInfo, error)
+	// pending, if set, reports the uploads unstaging waits for.
+	pending *prometheus.GaugeVec
 }
 
 var _ csipb.NodeServer = (*nodeServer)(nil)

@@ -9,6 +9,8 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/minio/minio-go/v7"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/mount-utils"
@@ -111,8 +113,17 @@ func TestNodeUnstageKeepsPendingUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	reg := prometheus.NewRegistry()
+	pending, err := newPendingUploads(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ns.pending = pending
 	if err := f.unstage(); status.Code(err) != codes.Unavailable {
 		t.Fatalf("unstage with a dead daemon and a pending upload = %v, want Unavailable", err)
+	}
+	if got := testutil.ToFloat64(pending.WithLabelValues("data")); got != 1 {
+		t.Errorf("accelstack_csi_s3_pending_uploads{volume_id=data} = %v while unstaging waits, want 1", got)
 	}
 	if f.fl.starts != 2 {
 		t.Errorf("daemon starts = %d, want 2: unstage must bring the daemon back to upload", f.fl.starts)
@@ -130,6 +141,9 @@ func TestNodeUnstageKeepsPendingUploads(t *testing.T) {
 	f.cacheMeta("f.bin", `{"ModTime":"2026-01-01T00:00:00Z","Dirty":false}`) // uploaded
 	if err := f.unstage(); err != nil {
 		t.Fatalf("unstage once uploaded = %v, want success", err)
+	}
+	if n := testutil.CollectAndCount(pending); n != 0 {
+		t.Errorf("%d pending-upload series after the volume was unstaged, want none", n)
 	}
 	if _, err := os.Stat(f.ns.state.volumeDir("data")); !os.IsNotExist(err) {
 		t.Errorf("state dir after unstage: %v, want removed", err)

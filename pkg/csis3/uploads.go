@@ -76,8 +76,10 @@ func (s *nodeServer) drainUploads(ctx context.Context, rec *stageRecord) error {
 			return false, err
 		}
 		if pending = n; n == 0 {
+			s.reportPending(rec.VolumeID, -1)
 			return true, nil
 		}
+		s.reportPending(rec.VolumeID, n)
 		if !s.launcher.Alive(rec.Daemon) {
 			klog.FromContext(ctx).Info("Restarting the FUSE daemon to upload pending files", "volume", rec.VolumeID, "pending", n)
 			if err := s.restartDaemon(ctx, rec); err != nil {
@@ -93,6 +95,18 @@ func (s *nodeServer) drainUploads(ctx context.Context, rec *stageRecord) error {
 		return err // from the condition; a timeout or cancellation is not a status
 	}
 	return status.Errorf(codes.Unavailable, "%d files of volume %s are still uploading", pending, rec.VolumeID)
+}
+
+// reportPending sets the pending uploads of volume to n, or forgets the
+// volume for n < 0.
+func (s *nodeServer) reportPending(volume string, n int) {
+	switch {
+	case s.pending == nil:
+	case n < 0:
+		s.pending.DeleteLabelValues(volume)
+	default:
+		s.pending.WithLabelValues(volume).Set(float64(n))
+	}
 }
 
 // restartDaemon starts rec's daemon again on a fresh staging mount and
