@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,14 @@ func TestExplorerListsShimFile(t *testing.T) {
 		if code := statusOf(ctx, t, sidecar(comp)+"/", nil); code != http.StatusUnauthorized {
 			t.Errorf("%s without the access token: %d, want 401", comp, code)
 		}
+	}
+	// And a pod of another namespace, which has no token, gets no
+	// terminal: code-server answers it nothing.
+	other := newNamespace(t)
+	createPod(t, other, shellPod("intruder", "wget -O- "+sidecar(explorer.CodeServer)+"/ 2>&1; echo wget exited $?", nil))
+	waitPod(t, other, "intruder", "Succeeded", succeeded)
+	if out := podLogs(t, other, "intruder"); !strings.Contains(out, "401 Unauthorized") || strings.Contains(out, explorer.MountPath) {
+		t.Errorf("a pod of another namespace asking code-server without the token got:\n%s\nwant 401 Unauthorized and nothing of code-server", out)
 	}
 	type item struct {
 		Name  string `json:"name"`
