@@ -87,6 +87,10 @@ func TestNotebookIdleReclaim(t *testing.T) {
 	// The host is not the pod's loopback: it sends the access token.
 	base := "http://" + notebookPodIP(ctx, t, nb) + ":8080" + prefix
 	token := accessToken(ctx, t, ns, notebook.ObjectName(nb.UID))
+	// Without it, the sidecar refuses, and no kernel can be started.
+	if code := statusOf(ctx, t, base+"api/kernels", nil); code != http.StatusUnauthorized {
+		t.Errorf("GET %sapi/kernels without the access token: %d, want 401", base, code)
+	}
 	var status map[string]any
 	jupyterAPI(ctx, t, http.MethodGet, base+"api/status", token, nil, http.StatusOK, &status)
 	if _, ok := status["started"]; !ok {
