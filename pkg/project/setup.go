@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -39,6 +40,10 @@ type Options struct {
 	Controllers *rbacv1.Subject
 }
 
+// selfTimeout bounds asking the API server who the controllers are, at
+// start.
+const selfTimeout = 30 * time.Second
+
 // quotaProfileIndex indexes Projects by spec.quotaProfile.
 const quotaProfileIndex = "spec.quotaProfile"
 
@@ -72,7 +77,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	r := NewReconciler(cl, mgr.GetAPIReader(), mgr.GetEventRecorder("project-controller"), opts.PolicyNamespaces)
 	r.controllers = opts.Controllers
 	if r.controllers == nil {
-		self, err := Self(context.Background(), cl)
+		ctx, cancel := context.WithTimeout(context.Background(), selfTimeout)
+		self, err := Self(ctx, cl)
+		cancel()
 		if err != nil {
 			return err
 		}
