@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -157,18 +156,7 @@ func stripQuery(raw string) string {
 // the pod.
 func fromLoopback(r *http.Request) bool {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		host, _, serr := net.SplitHostPort(r.RemoteAddr)
-		if serr != nil {
-			return false
-		}
-		a, perr := netip.ParseAddr(host)
-		if perr != nil {
-			return false
-		}
-		return a.Unmap().IsLoopback()
-	}
-	return ap.Addr().Unmap().IsLoopback()
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // unauthorized answers 401 without calling the workload.
