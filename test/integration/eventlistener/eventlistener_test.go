@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -222,20 +221,7 @@ func (e *env) runs(ctx context.Context, t *testing.T, ns string) []batchv1beta1.
 // filter starts none, and an account that may not create runs creates none.
 func (e *env) testRuns(t *testing.T) {
 	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
-	for _, obj := range []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "managed-project-sa"}},
-		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "workflowrun-creator"},
-			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"batch.tensorstack.dev"}, Resources: []string{"workflowruns"}, Verbs: []string{"create", "list"}}},
-		},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "workflowrun-creator"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "workflowrun-creator"},
-			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "managed-project-sa"}},
-		},
-	} {
-		testutil.MustCreate(ctx, t, e.c, obj)
-	}
+	e.runnerAccount(ctx, t, ns)
 	el := listener(ns, "event-listener-sample")
 	testutil.MustCreate(ctx, t, e.c, el)
 	wt := trigger(ns, "workflow-trigger-sample", triggersv1beta1.EventSource{
