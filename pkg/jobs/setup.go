@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // Options tunes the engine.
@@ -23,7 +25,8 @@ type Options struct {
 
 // Setup runs, on mgr, a reconciler and a validating webhook for each kind.
 // The kinds share one cache of the objects labelled with a job name (pods,
-// Services, ConfigMaps, PodGroups, dependents), apart from the manager's.
+// Services, ConfigMaps, PodGroups, dependents), apart from the manager's;
+// of those no controller owns it holds stubs (cacheselector.StubUncontrolled).
 func Setup(mgr ctrl.Manager, kinds []Kind, opts Options) error {
 	if opts.Workers == 0 {
 		opts.Workers = 4
@@ -32,6 +35,7 @@ func Setup(mgr ctrl.Manager, kinds []Kind, opts Options) error {
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: CacheSelector(),
+		DefaultTransform:     cacheselector.StubUncontrolled(JobNameLabel),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the jobs cache: %w", err)

@@ -157,16 +157,26 @@ func NewScheme() (*runtime.Scheme, error) {
 // ConfigMaps (the rank-table controller keeps a cache of its own of these).
 // A tenant can put these labels on objects of its own, so the cache also
 // holds no more of each object than the controllers read: no managed
-// fields, and of ConfigMaps, which no controller reads through this cache
-// (the client reads them from the API server, Uncached), the metadata only
-// (MetadataOnly), never the megabyte of data each may hold.
+// fields; of pods, Jobs and PVCs no controller owns, a stub
+// (StubUncontrolled); and of ConfigMaps, which no controller reads through
+// this cache (the client reads them from the API server, Uncached), the
+// metadata only (MetadataOnly), never the megabyte of data each may hold.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:                   {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
-			&batchv1.Job{}:                  {Label: cacheselector.HasLabel(datacube.NameLabelKey)},
-			&corev1.PersistentVolumeClaim{}: {Label: cacheselector.HasLabel(shim.PVCLabelKey)},
+			&corev1.Pod{}: {
+				Label:     cacheselector.HasLabel(datacube.NameLabelKey),
+				Transform: cacheselector.StubUncontrolled(datacube.NameLabelKey),
+			},
+			&batchv1.Job{}: {
+				Label:     cacheselector.HasLabel(datacube.NameLabelKey),
+				Transform: cacheselector.StubUncontrolled(datacube.NameLabelKey),
+			},
+			&corev1.PersistentVolumeClaim{}: {
+				Label:     cacheselector.HasLabel(shim.PVCLabelKey),
+				Transform: cacheselector.StubUncontrolled(shim.PVCLabelKey),
+			},
 			&corev1.ConfigMap{}: {
 				Label:     cacheselector.HasLabel(ranktable.RingControllerLabel),
 				Transform: cacheselector.MetadataOnly(ranktable.RingControllerLabel),

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
@@ -31,9 +32,9 @@ func PodSelector() fields.Selector {
 }
 
 // newPodCache returns a cache of the T9k Scheduler's pods, indexed by group
-// and by queue label.
+// and by queue label, each pod kept as its schedulingView.
 func newPodCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
-	opts.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: {Field: PodSelector()}}
+	opts.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: {Field: PodSelector(), Transform: schedulingView}}
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -42,6 +43,45 @@ func newPodCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cac
 		return nil, err
 	}
 	return c, nil
+}
+
+// schedulingView is the transform of the pod cache. Any tenant's pod may
+// ask for the T9k Scheduler, so of each pod the cache keeps only what the
+// queues read: the stub metadata (cacheselector.StubMeta: no annotations,
+// owner references or managed fields), the node, the scheduler, the
+// pod-level resources and overhead, each container's name, resources and
+// restart policy, and the phase. A pod a tenant fills with a megabyte of
+// environment, arguments or annotations costs the cache a few hundred
+// bytes.
+func schedulingView(in any) (any, error) {
+	p, ok := in.(*corev1.Pod)
+	if !ok {
+		return in, nil
+	}
+	out := &corev1.Pod{
+		TypeMeta:   p.TypeMeta,
+		ObjectMeta: cacheselector.StubMeta(p, schedv1beta1.QueueLabel, schedv1beta1.GroupNameLabel, schedv1beta1.RoleLabel),
+		Spec: corev1.PodSpec{
+			NodeName: p.Spec.NodeName, SchedulerName: p.Spec.SchedulerName,
+			Resources: p.Spec.Resources, Overhead: p.Spec.Overhead,
+			InitContainers: resourcesOnly(p.Spec.InitContainers), Containers: resourcesOnly(p.Spec.Containers),
+		},
+		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}
+	return out, nil
+}
+
+// resourcesOnly returns cs with only each container's name, resources
+// and restart policy, which the pod's requests are computed from.
+func resourcesOnly(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		out[i] = corev1.Container{Name: cs[i].Name, Resources: cs[i].Resources, RestartPolicy: cs[i].RestartPolicy}
+	}
+	return out
 }
 
 // indexPods adds the pod indexes to fi.

@@ -104,6 +104,13 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 		unrelatedJob("cache", "other-job"),
 		unrelatedJob("cache", "taken-batchjob"),
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "cache", Name: "other-pod"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
+		// A tenant's pod labelled into the cache, which no controller owns.
+		&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cache", Name: "tenant-pod", Labels: map[string]string{datacube.NameLabelKey: "copy"},
+				Annotations: map[string]string{"note": strings.Repeat("a", 200<<10)}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+				Env: []corev1.EnvVar{{Name: "BIG", Value: strings.Repeat("e", 500<<10)}}}}},
+		},
 		s3cfgSecret("cache", "s3", map[string]string{".s3cfg": s3cfgText}, nil),
 	} {
 		if err := c.Create(ctx, o); err != nil {
@@ -173,7 +180,7 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 		{&corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeClaim{}, []string{"fresh", "legacy"}, "other-claim"},
 		{&batchv1.JobList{}, &batchv1.Job{}, []string{"copy-batchjob"}, "other-job"},
 		{&corev1.ConfigMapList{}, &corev1.ConfigMap{}, []string{"rings-config-job", "tenant-rings"}, "other-config"},
-		{&corev1.PodList{}, &corev1.Pod{}, nil, "other-pod"},
+		{&corev1.PodList{}, &corev1.Pod{}, []string{"tenant-pod"}, "other-pod"},
 	} {
 		got := cachedNames(ctx, t, cache, tc.list, tc.want)
 		if diff := cmp.Diff(tc.want, got, cmpEmptyIsNil); diff != "" {
@@ -193,6 +200,23 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 		!cmp.Equal(tenant.Labels, map[string]string{ranktable.RingControllerLabel: "x"}) {
 		t.Errorf("cached tenant ConfigMap: %d data keys, annotations %d, managed fields %d, labels %v; want its name and the label only",
 			len(tenant.Data), len(tenant.Annotations), len(tenant.ManagedFields), tenant.Labels)
+	}
+	// A labelled pod no controller owns is a stub; a Job the DataCube
+	// controller owns is whole.
+	pod := &corev1.Pod{}
+	if err := cache.Get(ctx, client.ObjectKey{Namespace: "cache", Name: "tenant-pod"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Spec.Containers) != 0 || len(pod.Annotations) != 0 || pod.Labels[datacube.NameLabelKey] != "copy" {
+		t.Errorf("cached tenant pod: %d containers, %d annotations, labels %v; want a stub with its labels",
+			len(pod.Spec.Containers), len(pod.Annotations), pod.Labels)
+	}
+	job := &batchv1.Job{}
+	if err := cache.Get(ctx, client.ObjectKey{Namespace: "cache", Name: "copy-batchjob"}, job); err != nil {
+		t.Fatal(err)
+	}
+	if len(job.Spec.Template.Spec.Containers) == 0 || len(job.OwnerReferences) == 0 {
+		t.Errorf("cached DataCube Job: %d containers, owners %v; want the whole Job", len(job.Spec.Template.Spec.Containers), job.OwnerReferences)
 	}
 	pvc := &corev1.PersistentVolumeClaim{}
 	if err := cache.Get(ctx, client.ObjectKeyFromObject(legacyPVC), pvc); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // Setup runs the BeamJob controller on mgr. It watches, through a cache of
@@ -37,6 +38,7 @@ func Setup(mgr ctrl.Manager) error {
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{jobs.ComponentLabel: Component}),
+		DefaultTransform:     cacheselector.StubUncontrolled(jobs.ComponentLabel),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the BeamJob cache: %w", err)

@@ -24,16 +24,18 @@ func HasLabel(key string) labels.Selector {
 }
 
 // NewCache returns an informer cache of the objects labelled with key,
-// without their managed fields (which no controller reads, and which an
-// update without them leaves as they are), added to mgr so that it starts
-// and stops with it. name says whose cache it is in errors. opts may add
-// per-object selectors or another transform; its scheme, mapper and
-// default selector are set here.
+// added to mgr so that it starts and stops with it. Objects a controller
+// owns are kept without their managed fields (which no controller reads,
+// and which an update without them leaves as they are); objects no
+// controller owns, which a tenant labelled, as stubs (StubUncontrolled).
+// name says whose cache it is in errors. opts may add per-object selectors
+// or another transform; its scheme, mapper and default selector are set
+// here.
 func NewCache(mgr manager.Manager, name, key string, opts cache.Options) (cache.Cache, error) {
 	opts.Scheme, opts.Mapper = mgr.GetScheme(), mgr.GetRESTMapper()
 	opts.DefaultLabelSelector = HasLabel(key)
 	if opts.DefaultTransform == nil {
-		opts.DefaultTransform = cache.TransformStripManagedFields()
+		opts.DefaultTransform = StubUncontrolled(key)
 	}
 	c, err := cache.New(mgr.GetConfig(), opts)
 	if err != nil {

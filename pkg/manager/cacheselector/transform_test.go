@@ -1,6 +1,7 @@
 package cacheselector
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
 
@@ -78,5 +80,91 @@ func TestMetadataOnly(t *testing.T) {
 	}
 	if got, err := transform("not an object"); err != nil || got != "not an object" {
 		t.Errorf("transform of a non-object = %v, %v", got, err)
+	}
+}
+
+func TestStubUncontrolled(t *testing.T) {
+	transform := StubUncontrolled("ring-controller.atlas")
+	uncontrolled := func() metav1.ObjectMeta {
+		m := tenantMeta("o")
+		m.OwnerReferences[0].Controller = nil
+		m.Finalizers = []string{"tenant/keep"}
+		return m
+	}
+	stubMeta := metav1.ObjectMeta{
+		Namespace: "team", Name: "o", UID: "uid-1", ResourceVersion: "7",
+		Labels: map[string]string{"ring-controller.atlas": "ascend-910", "other": "a"},
+	}
+	controlled := tenantMeta("o")
+	controlled.ManagedFields = nil
+	manyLabels := uncontrolled()
+	for i := range 100 {
+		manyLabels.Labels[fmt.Sprintf("l%03d", i)] = strings.Repeat("v", 63) + strings.Repeat("k", 40)
+	}
+	podSpec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Env: []corev1.EnvVar{{Name: "BIG", Value: strings.Repeat("e", 1<<20)}}}}}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("example.com/v1")
+	u.SetKind("Thing")
+	u.SetNamespace("team")
+	u.SetName("o")
+	u.SetUID("uid-1")
+	u.SetResourceVersion("7")
+	u.SetLabels(map[string]string{"other": "a"})
+	u.SetAnnotations(map[string]string{"note": "x"})
+	u.Object["spec"] = map[string]any{"big": strings.Repeat("s", 1<<10)}
+	wantU := &unstructured.Unstructured{}
+	wantU.SetAPIVersion("example.com/v1")
+	wantU.SetKind("Thing")
+	wantU.SetNamespace("team")
+	wantU.SetName("o")
+	wantU.SetUID("uid-1")
+	wantU.SetResourceVersion("7")
+	wantU.SetLabels(map[string]string{"other": "a"})
+	for _, tc := range []struct {
+		name string
+		in   any
+		want any
+	}{
+		{
+			name: "pod no controller owns",
+			in:   &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: uncontrolled(), Spec: podSpec},
+			want: &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: stubMeta},
+		},
+		{
+			name: "StatefulSet no controller owns",
+			in:   &appsv1.StatefulSet{ObjectMeta: uncontrolled(), Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3)}},
+			want: &appsv1.StatefulSet{ObjectMeta: stubMeta},
+		},
+		{
+			name: "labels past 8 KiB keep the cache's key",
+			in:   &corev1.Service{ObjectMeta: manyLabels},
+			want: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "o", UID: "uid-1", ResourceVersion: "7",
+				Labels: map[string]string{"ring-controller.atlas": "ascend-910"}}},
+		},
+		{
+			name: "unstructured",
+			in:   u,
+			want: wantU,
+		},
+		{
+			name: "a controller's pod is whole",
+			in:   &corev1.Pod{ObjectMeta: tenantMeta("o"), Spec: podSpec},
+			want: &corev1.Pod{ObjectMeta: controlled, Spec: podSpec},
+		},
+		{
+			name: "cluster-scoped objects are whole",
+			in:   &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Annotations: map[string]string{"a": "b"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}},
+			want: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Annotations: map[string]string{"a": "b"}}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := transform(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("transformed (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
