@@ -37,6 +37,9 @@ GOLANGCI_LINT_VERSION   ?= v2.15.0
 VERSITYGW_VERSION       ?= v1.8.0
 RCLONE_VERSION          ?= v1.76.0
 CSI_PROVISIONER_VERSION ?= v5.3.0
+# kube-router's network-policy controller enforces NetworkPolicies on the
+# local test cluster (test/cluster) only: it is never shipped in an image.
+KUBE_ROUTER_VERSION     ?= v2.1.0
 # What the benchmarks compare against (make bench-tools).
 TRAINING_OPERATOR_VERSION ?= v1.9.3
 SCHEDULER_PLUGINS_VERSION ?= v0.33.5
@@ -47,6 +50,7 @@ GOLANGCI_LINT   := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 VERSITYGW       := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
+KUBE_ROUTER     := $(LOCALBIN)/kube-router-$(KUBE_ROUTER_VERSION)
 TRAINING_OPERATOR := $(LOCALBIN)/training-operator-$(TRAINING_OPERATOR_VERSION)
 SCHEDULER_PLUGINS := $(LOCALBIN)/scheduler-plugins-$(SCHEDULER_PLUGINS_VERSION)
 KWOK              := $(LOCALBIN)/kwok-$(KWOK_VERSION)
@@ -186,7 +190,7 @@ envtest-assets: ## Build (or find cached) etcd, kube-apiserver and friends; prin
 	hack/envtest-assets.sh
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) $(RCLONE) $(CSI_PROVISIONER) ## Install the pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) $(RCLONE) $(CSI_PROVISIONER) $(KUBE_ROUTER) ## Install the pinned tools into the cache.
 
 $(CONTROLLER_GEN):
 	$(call go-install-tool,$@,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_GEN_VERSION),controller-gen)
@@ -198,6 +202,9 @@ $(RCLONE):
 	$(call go-install-tool,$@,github.com/rclone/rclone,$(RCLONE_VERSION),rclone)
 $(CSI_PROVISIONER):
 	$(call go-build-module-tool,$@,github.com/kubernetes-csi/external-provisioner/v5,$(CSI_PROVISIONER_VERSION),./cmd/csi-provisioner,csi-provisioner)
+# Only the one binary, for the test cluster (see KUBE_ROUTER_VERSION).
+$(KUBE_ROUTER):
+	$(call go-install-tool,$@,github.com/cloudnativelabs/kube-router/v2/cmd/kube-router,$(KUBE_ROUTER_VERSION),kube-router)
 
 .PHONY: bench-tools
 bench-tools: $(TRAINING_OPERATOR) $(SCHEDULER_PLUGINS) $(KWOK) ## Install what the benchmarks compare against and run on: the Kubeflow training operator, scheduler-plugins (coscheduling), kwok (fake nodes).

@@ -69,7 +69,7 @@ func (c *Cluster) StateDir() string { return c.l.dir }
 func (c *Cluster) LogDir() string { return c.l.logs() }
 
 // components are the cluster's processes in start order.
-var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "clusterdns", "containerd", "kubelet"}
+var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "clusterdns", "containerd", "kubelet", enforcer}
 
 // Running reports whether every cluster process recorded by an earlier Up
 // still runs and the API server answers.
@@ -179,6 +179,10 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 	step("node Ready")
+	if err := c.startEnforcer(ctx); err != nil {
+		return err
+	}
+	step("NetworkPolicies enforced", "by", enforcer)
 	cs, err := c.Client()
 	if err != nil {
 		return err
@@ -335,6 +339,8 @@ func (c *Cluster) Down(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	// The enforcer first: stopped, it changes no rule while the rest goes.
+	stop(enforcer, 10*time.Second)
 	stop("kubelet", 10*time.Second)
 	// Containers: kill everything in the pods' cgroups (and the FUSE
 	// daemons csi-s3 moved out of its pod), then their shims.
@@ -372,12 +378,11 @@ func (c *Cluster) Down(ctx context.Context) error {
 	if err := deleteBridge(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, chain := range iptablesChains() {
-		if !rec.Chains[chain] {
-			if err := removeChain(chain); err != nil {
-				errs = append(errs, err)
-			}
-		}
+	if err := removeChains(rec.Chains); err != nil {
+		errs = append(errs, err)
+	}
+	if err := removeIPSets(rec.IPSets); err != nil {
+		errs = append(errs, err)
 	}
 	if err := removeNewPaths(rec.Paths); err != nil {
 		errs = append(errs, err)

@@ -28,6 +28,9 @@ var hostDependencies = append([]hostDependency{
 	{cniBinDir + "/bridge", "containernetworking-plugins"},
 	{"/bin/busybox", "busybox-static"},
 	{"/sbin/ip", "iproute2"},
+	// kube-router, the NetworkPolicy enforcer, runs both.
+	{"/usr/sbin/iptables", "iptables"},
+	{"/usr/sbin/ipset", "ipset"},
 }, imageDependencies()...)
 
 // imageDependencies lists what the accelstack images copy from this

@@ -27,11 +27,13 @@ type hostRecord struct {
 	Cgroups map[string]bool `json:"cgroups"`
 	// Chains lists iptables chains (table/chain) that existed before.
 	Chains map[string]bool `json:"chains"`
+	// IPSets lists the KUBE-* ipsets that existed before.
+	IPSets map[string]bool `json:"ipsets"`
 }
 
 // recordHost reads the host's state before Up changes it.
 func recordHost() hostRecord {
-	r := hostRecord{Sysctls: map[string]string{}, Paths: map[string]bool{}, Cgroups: map[string]bool{}, Chains: map[string]bool{}}
+	r := hostRecord{Sysctls: map[string]string{}, Paths: map[string]bool{}, Cgroups: map[string]bool{}, Chains: map[string]bool{}, IPSets: map[string]bool{}}
 	for _, k := range kernelTunables {
 		if v, err := readSysctl(k); err == nil {
 			r.Sysctls[k] = v
@@ -45,6 +47,9 @@ func recordHost() hostRecord {
 	}
 	for _, c := range iptablesChains() {
 		r.Chains[c] = true
+	}
+	for _, s := range ipsets() {
+		r.IPSets[s] = true
 	}
 	return r
 }
@@ -266,28 +271,100 @@ func iptablesChains() []string {
 	return out
 }
 
-// removeChain deletes the rules jumping to a chain, then the chain.
-func removeChain(id string) error {
-	parts := strings.SplitN(id, "/", 3)
-	if len(parts) != 3 {
-		return fmt.Errorf("bad chain id %q", id)
+// removeChains removes the KUBE-* chains that did not exist before Up
+// (existed): first the rules of the other chains that jump to them, then
+// their rules, then the chains, so that chains jumping to one another (the
+// pod firewall's) go in any order.
+func removeChains(existed map[string]bool) error {
+	byTable := map[string][]string{} // "cmd/table" -> chains
+	for _, id := range iptablesChains() {
+		if existed[id] {
+			continue
+		}
+		parts := strings.SplitN(id, "/", 3)
+		if len(parts) != 3 {
+			return fmt.Errorf("bad chain id %q", id)
+		}
+		key := parts[0] + "/" + parts[1]
+		byTable[key] = append(byTable[key], parts[2])
 	}
-	cmd, table, chain := parts[0], parts[1], parts[2]
-	b, err := exec.Command(cmd, "-t", table, "-S").Output()
-	if err != nil {
-		return fmt.Errorf("%s -t %s -S: %w", cmd, table, err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 3 && f[0] == "-A" && strings.Contains(line, "-j "+chain) {
-			f[0] = "-D"
-			_ = exec.Command(cmd, append([]string{"-t", table}, f...)...).Run()
+	var errs []error
+	for key, chains := range byTable {
+		cmd, table, _ := strings.Cut(key, "/")
+		gone := map[string]bool{}
+		for _, chain := range chains {
+			gone[chain] = true
+		}
+		b, err := exec.Command(cmd, "-t", table, "-S").Output()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s -t %s -S: %w", cmd, table, err))
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := splitRule(line)
+			if len(f) > 3 && f[0] == "-A" && !gone[f[1]] && gone[ruleTarget(f)] {
+				f[0] = "-D"
+				if err := run(cmd, append([]string{"-t", table}, f...)...); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		for _, chain := range chains {
+			if err := run(cmd, "-t", table, "-F", chain); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for _, chain := range chains {
+			if err := run(cmd, "-t", table, "-X", chain); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	if err := run(cmd, "-t", table, "-F", chain); err != nil {
-		return err
+	return errors.Join(errs...)
+}
+
+// ruleTarget returns the chain a rule of iptables -S jumps or goes to.
+func ruleTarget(fields []string) string {
+	for i := 0; i+1 < len(fields); i++ {
+		if fields[i] == "-j" || fields[i] == "-g" {
+			return fields[i+1]
+		}
 	}
-	return run(cmd, "-t", table, "-X", chain)
+	return ""
+}
+
+// splitRule splits a line of iptables -S into its arguments: a double
+// quoted one (a comment with spaces) is one argument, without its quotes;
+// a backslash keeps the character after it.
+func splitRule(line string) []string {
+	var out []string
+	var cur strings.Builder
+	inQuote, inArg := false, false
+	for i := 0; i < len(line); i++ {
+		ch := line[i]
+		switch {
+		case ch == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+			inArg = true
+		case ch == '"':
+			inQuote = !inQuote
+			inArg = true
+		case (ch == ' ' || ch == '\t') && !inQuote:
+			if inArg {
+				out = append(out, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		default:
+			cur.WriteByte(ch)
+			inArg = true
+		}
+	}
+	if inArg {
+		out = append(out, cur.String())
+	}
+	return out
 }
 
 func run(name string, args ...string) error {

@@ -15,7 +15,7 @@ var clusterCommands = map[string]bool{
 	"etcd": true, "kube-apiserver": true, "kube-controller-manager": true, "kube-scheduler": true,
 	"kubelet": true, "containerd": true, "containerd-shim-runc-v2": true, "pause": true,
 	"device-plugin": true, "node-agent": true, "csi-s3": true, "controllers": true, "scheduler": true,
-	"datacube-executor": true, "workflow-events": true, "workflow-tools": true, "activity-proxy": true, "serving-router": true, "versitygw": true, "csi-provisioner": true, "rclone": true, "s3fs": true,
+	"datacube-executor": true, "workflow-events": true, "workflow-tools": true, "activity-proxy": true, "serving-router": true, "versitygw": true, "csi-provisioner": true, "rclone": true, "s3fs": true, enforcer: true,
 }
 
 // Snapshot is the host state that a cluster changes while it runs: Diff of
@@ -27,6 +27,7 @@ type Snapshot struct {
 	Links     []string
 	Cgroups   []string
 	Chains    []string
+	IPSets    []string
 	Processes []string
 	Listeners []string
 }
@@ -50,6 +51,7 @@ func TakeSnapshot() (Snapshot, error) {
 	}
 	s.Cgroups = topCgroups()
 	s.Chains = iptablesChains()
+	s.IPSets = ipsets()
 	// Another package's tests running beside the cluster (an envtest
 	// control plane) are no part of it.
 	foreign := foreignTests()
@@ -76,6 +78,7 @@ func Diff(before, after Snapshot) []string {
 	out = append(out, diffSets("network link", before.Links, after.Links)...)
 	out = append(out, diffSets("cgroup", before.Cgroups, after.Cgroups)...)
 	out = append(out, diffSets("iptables chain", before.Chains, after.Chains)...)
+	out = append(out, diffSets("ipset", before.IPSets, after.IPSets)...)
 	out = append(out, diffSets("process", before.Processes, after.Processes)...)
 	out = append(out, diffSets("TCP listener", before.Listeners, after.Listeners)...)
 	sort.Strings(out)
