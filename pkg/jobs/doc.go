@@ -4,8 +4,9 @@
 // Scheduler, the Ascend rank-table ConfigMap, restarts under the shared
 // restart budget, run modes (debug, pause and resume), clean-up, deadlines and
 // the common status. It knows no job kind: each kind lives in a package of its
-// own (genericjob, pytorch, tensorflow, xgboost) and plugs in through the Kind
-// interface, supplying only what differs (its replicas, environment and
-// command, and who decides the outcome); package kinds lists them for the
-// manager.
+// own (genericjob, pytorch, tensorflow, xgboost, ascendjob, mpijob,
+// deepspeed, colossalai) and plugs in through the Kind interface, supplying
+// only what differs (its replicas, environment and command, and who decides
+// the outcome) and its registration (package jobkind); package kinds lists
+// them for the manager.
 package jobs

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 )
 
 // Kind is what a job kind supplies to the engine. Its methods must not
@@ -19,6 +20,9 @@ type Kind interface {
 	// Component is the kind's name in labels: the tensorstack.dev/component
 	// value and the prefix of the per-kind job labels, e.g. "genericjob".
 	Component() string
+	// Info is the kind's registration: its API kind and resource, queue
+	// admission, workflow step and metrics (package jobkind).
+	Info() jobkind.Info
 	// NewObject returns an empty job of the kind.
 	NewObject() client.Object
 	// View returns the kind-neutral view of obj, with its replica types in

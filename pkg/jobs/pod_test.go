@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 )
 
@@ -19,6 +20,7 @@ import (
 type fakeKind struct{}
 
 func (fakeKind) Component() string                                     { return "fakejob" }
+func (fakeKind) Info() jobkind.Info                                    { return jobkind.Info{} }
 func (fakeKind) NewObject() client.Object                              { return &batchv1beta1.PyTorchTrainingJob{} }
 func (fakeKind) View(client.Object) *Job                               { return nil }
 func (fakeKind) Validate(client.Object, client.Object) field.ErrorList { return nil }

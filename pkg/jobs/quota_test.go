@@ -23,13 +23,17 @@ import (
 
 	"github.com/accelstack/accelstack/api"
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 )
 
 // plainKind is a job kind with nothing of its own: GenericJobs whose
 // replicas run as their templates say and never finish.
 type plainKind struct{}
 
-func (plainKind) Component() string        { return "plainjob" }
+func (plainKind) Component() string { return "plainjob" }
+func (plainKind) Info() jobkind.Info {
+	return jobkind.T9kJob("GenericJob", "genericjobs", "genericJob")
+}
 func (plainKind) NewObject() client.Object { return &batchv1beta1.GenericJob{} }
 func (plainKind) View(obj client.Object) *Job {
 	gj := obj.(*batchv1beta1.GenericJob)

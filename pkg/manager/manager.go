@@ -269,7 +269,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("setting up the ServiceAccountToken controller: %w", err)
 	}
-	if err := workloadmetrics.Setup(mgr); err != nil {
+	if err := workloadmetrics.Setup(mgr, kinds.Registered()); err != nil {
 		return nil, err
 	}
 	if err := simple.Setup(mgr, simple.Options{StorageInitializerImage: opts.DataCubeExecutorImage}); err != nil {

@@ -106,7 +106,8 @@ func jobTemplate(spec *batchv1beta1.WorkflowTemplateSpec) client.Object {
 }
 
 // jobKinds are the T9k Job objects a run may create, watched for their
-// status.
+// status: the kinds registered with a workflow field (jobkind.Info), as
+// jobkinds_test.go checks.
 func jobKinds() []client.Object {
 	return []client.Object{
 		&batchv1beta1.GenericJob{}, &batchv1beta1.TensorFlowTrainingJob{}, &batchv1beta1.PyTorchTrainingJob{},
@@ -115,20 +116,13 @@ func jobKinds() []client.Object {
 	}
 }
 
-// jobFields are the fields of a WorkflowTemplateSpec that hold the T9k
-// Jobs, by template type, for the messages that name them.
-var jobFields = map[batchv1beta1.WorkflowTemplateType]string{
-	batchv1beta1.WorkflowTemplateTypeGenericJob:            "genericJob",
-	batchv1beta1.WorkflowTemplateTypeTensorFlowTrainingJob: "tensorflowTrainingJob",
-	batchv1beta1.WorkflowTemplateTypePyTorchTrainingJob:    "pytorchTrainingJob",
-	batchv1beta1.WorkflowTemplateTypeXGBoostTrainingJob:    "xgboostTrainingJob",
-	batchv1beta1.WorkflowTemplateTypeColossalAIJob:         "colossalaiJob",
-	batchv1beta1.WorkflowTemplateTypeDeepSpeedJob:          "deepspeedJob",
-	batchv1beta1.WorkflowTemplateTypeMPIJob:                "mpiJob",
-	batchv1beta1.WorkflowTemplateTypeBeamJob:               "beamJob",
-}
-
-// jobField returns the WorkflowTemplateSpec field of a T9k Job template.
+// jobField returns the WorkflowTemplateSpec field of a template type, for
+// the messages that name it.
 func jobField(typ batchv1beta1.WorkflowTemplateType) string {
-	return jobFields[typ]
+	for _, b := range bodies(&batchv1beta1.WorkflowTemplateSpec{}) {
+		if b.typ == typ {
+			return b.field
+		}
+	}
+	return ""
 }

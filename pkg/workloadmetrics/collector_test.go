@@ -12,10 +12,11 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 )
 
 func kind(name string) Kind {
-	for _, k := range Kinds() {
+	for _, k := range Kinds(kinds.Registered()) {
 		if k.GVK.Kind == name {
 			return k
 		}
@@ -124,8 +125,8 @@ func TestCollectorLists(t *testing.T) {
 	nb.Namespace, nb.Name = "ns", "nb"
 	nb.Status.Phase = tensorstackv1beta1.NotebookRunning
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job, nb).Build()
-	kinds := []Kind{kind("GenericJob"), kind("Notebook")}
-	col := NewCollector(c, scheme, kinds, logr.Discard())
+	covered := []Kind{kind("GenericJob"), kind("Notebook")}
+	col := NewCollector(c, scheme, covered, logr.Discard())
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(col); err != nil {
 		t.Fatal(err)

@@ -1,12 +1,16 @@
 package workloadmetrics
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/accelstack/accelstack/pkg/jobkind"
+)
 
 // Kind says where one workload kind keeps the state the metrics export.
 type Kind struct {
 	// GVK is the kind.
 	GVK schema.GroupVersionKind
-	// Job marks the T9k Job kinds, which have a phase but no readiness.
+	// Job marks the job kinds, which have a phase but no readiness.
 	Job bool
 	// PhasePath is the field holding the phase.
 	PhasePath []string
@@ -21,26 +25,19 @@ type Kind struct {
 	RunningPhase string
 }
 
-// Group versions of the kinds.
-var (
-	batch       = schema.GroupVersion{Group: "batch.tensorstack.dev", Version: "v1beta1"}
-	tensorstack = schema.GroupVersion{Group: "tensorstack.dev", Version: "v1beta1"}
-)
+// tensorstack is the group version of the platform's other workloads.
+var tensorstack = schema.GroupVersion{Group: "tensorstack.dev", Version: "v1beta1"}
 
-// JobKinds are the T9k Job kinds.
-var JobKinds = []string{
-	"GenericJob", "PyTorchTrainingJob", "TensorFlowTrainingJob", "XGBoostTrainingJob",
-	"MPIJob", "DeepSpeedJob", "ColossalAIJob", "BeamJob",
-}
-
-// Kinds returns every workload kind the metrics cover.
-func Kinds() []Kind {
+// Kinds returns every workload kind the metrics cover: the job kinds of
+// jobKinds that have a phase (jobkind.Info.PhasePath), in their order, then
+// Notebooks, TensorBoards, SimpleMLServices and MLServices.
+func Kinds(jobKinds []jobkind.Info) []Kind {
 	var kinds []Kind
-	for _, k := range JobKinds {
-		kinds = append(kinds, Kind{
-			GVK: batch.WithKind(k), Job: true, PhasePath: []string{"status", "phase"},
-			PausedPath: []string{"spec", "runMode", "pause", "enabled"},
-		})
+	for _, j := range jobKinds {
+		if j.PhasePath == nil {
+			continue
+		}
+		kinds = append(kinds, Kind{GVK: j.GVK, Job: true, PhasePath: j.PhasePath, PausedPath: j.PausedPath})
 	}
 	return append(kinds,
 		Kind{GVK: tensorstack.WithKind("Notebook"), PhasePath: []string{"status", "phase"}, PausedPath: []string{"spec", "suspend"}, RunningPhase: "Running"},

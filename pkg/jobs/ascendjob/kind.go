@@ -9,6 +9,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 )
 
@@ -27,6 +28,18 @@ var (
 
 // Component is the AscendJob's label name.
 func (Kind) Component() string { return "ascendjob" }
+
+// Info registers the AscendJob kind (jobkind.Info): its queue is named by
+// spec.schedulerName and runPolicy.schedulingPolicy.queue, and no workflow
+// step runs it.
+var Info = jobkind.Info{
+	GVK: mindxdlv1.GroupVersion.WithKind("AscendJob"), Resource: "ascendjobs", Engine: true,
+	QueueMatch: `has(object.spec.schedulerName) && object.spec.schedulerName == "` + jobs.SchedulerName + `"`,
+	PhasePath:  []string{"status", "detail", "phase"},
+}
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty AscendJob.
 func (Kind) NewObject() client.Object { return &mindxdlv1.AscendJob{} }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/sshjob"
 )
@@ -24,6 +25,12 @@ var never = jobs.Restart{Policy: batchv1beta1.ReplicaRestartNever}
 
 // Component is the ColossalAIJob's label name.
 func (Kind) Component() string { return "colossalaijob" }
+
+// Info registers the ColossalAIJob kind (jobkind.Info).
+var Info = jobkind.T9kJob("ColossalAIJob", "colossalaijobs", "colossalaiJob")
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty ColossalAIJob.
 func (Kind) NewObject() client.Object { return &batchv1beta1.ColossalAIJob{} }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/sshjob"
 )
@@ -36,6 +37,12 @@ var (
 
 // Component is the DeepSpeedJob's label name.
 func (Kind) Component() string { return "deepspeedjob" }
+
+// Info registers the DeepSpeedJob kind (jobkind.Info).
+var Info = jobkind.T9kJob("DeepSpeedJob", "deepspeedjobs", "deepspeedJob")
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty DeepSpeedJob.
 func (Kind) NewObject() client.Object { return &batchv1beta1.DeepSpeedJob{} }

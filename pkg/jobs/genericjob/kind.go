@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 )
 
@@ -16,6 +17,12 @@ var _ jobs.Kind = Kind{}
 
 // Component is the GenericJob's label name.
 func (Kind) Component() string { return "genericjob" }
+
+// Info registers the GenericJob kind (jobkind.Info).
+var Info = jobkind.T9kJob("GenericJob", "genericjobs", "genericJob")
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty GenericJob.
 func (Kind) NewObject() client.Object { return &batchv1beta1.GenericJob{} }

@@ -1,10 +1,16 @@
-// Package kinds lists the job kinds the controllers run on the jobs engine;
-// it is apart from package jobs so that the engine imports no kind.
+// Package kinds lists the job kinds: those the controllers run on the jobs
+// engine (All), and the registration of every job kind, the engine's and
+// those with a controller of their own (Registered). It is apart from
+// package jobs so that the engine imports no kind. Adding a kind is adding
+// it here; docs/development.md lists the rest.
 package kinds
 
 import (
+	"github.com/accelstack/accelstack/pkg/elasticjob"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/ascendjob"
+	"github.com/accelstack/accelstack/pkg/jobs/beamjob"
 	"github.com/accelstack/accelstack/pkg/jobs/colossalai"
 	"github.com/accelstack/accelstack/pkg/jobs/deepspeed"
 	"github.com/accelstack/accelstack/pkg/jobs/genericjob"
@@ -26,4 +32,17 @@ func All() []jobs.Kind {
 		deepspeed.Kind{},
 		colossalai.Kind{},
 	}
+}
+
+// Registered returns the registration of every job kind: the engine's
+// kinds, in the order of All, then the BeamJob and the ElasticJob, which
+// have controllers of their own. The webhook configurations, project
+// roles, RBAC, workload metrics, alert rules and workflow tables are built
+// from it or checked against it (kinds_test.go).
+func Registered() []jobkind.Info {
+	var infos []jobkind.Info
+	for _, k := range All() {
+		infos = append(infos, k.Info())
+	}
+	return append(infos, beamjob.Info, elasticjob.Info)
 }

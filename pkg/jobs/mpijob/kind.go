@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/sshjob"
 )
@@ -31,6 +32,12 @@ var (
 
 // Component is the MPIJob's label name.
 func (Kind) Component() string { return "mpijob" }
+
+// Info registers the MPIJob kind (jobkind.Info).
+var Info = jobkind.T9kJob("MPIJob", "mpijobs", "mpiJob")
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty MPIJob.
 func (Kind) NewObject() client.Object { return &batchv1beta1.MPIJob{} }

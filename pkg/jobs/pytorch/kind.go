@@ -9,6 +9,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 )
 
@@ -37,6 +38,12 @@ var (
 
 // Component is the PyTorchTrainingJob's label name.
 func (Kind) Component() string { return "pytorchtrainingjob" }
+
+// Info registers the PyTorchTrainingJob kind (jobkind.Info).
+var Info = jobkind.T9kJob("PyTorchTrainingJob", "pytorchtrainingjobs", "pytorchTrainingJob")
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty PyTorchTrainingJob.
 func (Kind) NewObject() client.Object { return &batchv1beta1.PyTorchTrainingJob{} }

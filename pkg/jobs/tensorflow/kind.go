@@ -10,6 +10,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 )
 
@@ -35,6 +36,12 @@ var (
 
 // Component is the TensorFlowTrainingJob's label name.
 func (Kind) Component() string { return "tensorflowtrainingjob" }
+
+// Info registers the TensorFlowTrainingJob kind (jobkind.Info).
+var Info = jobkind.T9kJob("TensorFlowTrainingJob", "tensorflowtrainingjobs", "tensorflowTrainingJob")
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty TensorFlowTrainingJob.
 func (Kind) NewObject() client.Object { return &batchv1beta1.TensorFlowTrainingJob{} }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 )
 
@@ -29,6 +30,12 @@ var _ jobs.Kind = Kind{}
 
 // Component is the XGBoostTrainingJob's label name.
 func (Kind) Component() string { return "xgboosttrainingjob" }
+
+// Info registers the XGBoostTrainingJob kind (jobkind.Info).
+var Info = jobkind.T9kJob("XGBoostTrainingJob", "xgboosttrainingjobs", "xgboostTrainingJob")
+
+// Info returns the kind's registration.
+func (Kind) Info() jobkind.Info { return Info }
 
 // NewObject returns an empty XGBoostTrainingJob.
 func (Kind) NewObject() client.Object { return &batchv1beta1.XGBoostTrainingJob{} }

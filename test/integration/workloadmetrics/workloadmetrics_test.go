@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
+	"github.com/accelstack/accelstack/pkg/jobs/kinds"
 	"github.com/accelstack/accelstack/pkg/workloadmetrics"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/testutil"
@@ -155,7 +156,7 @@ func startEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := workloadmetrics.Setup(mgr); err != nil {
+	if err := workloadmetrics.Setup(mgr, kinds.Registered()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
