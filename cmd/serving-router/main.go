@@ -13,6 +13,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/serving/router"
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 func main() {
@@ -31,7 +32,7 @@ func main() {
 	fs.DurationVar(&opts.ReadTimeout, "read-timeout", opts.ReadTimeout, "Limit of reading a whole request, body included; 0 for none.")
 	fs.DurationVar(&opts.IdleTimeout, "idle-timeout", opts.IdleTimeout, "Kept client connections without a request for this long are closed; 0 for none.")
 	fs.IntVar(&opts.MaxConns, "max-conns", opts.MaxConns, "Client connections open at once; more wait to be accepted. 0 for no limit.")
-	var cfg *router.Config
+	var cfg *routerconfig.Config
 	fs.Check(func() error {
 		if opts.QueueSize < 1 || opts.Workers < 1 || opts.SendTimeout <= 0 || opts.MaxLoggedBody < 0 || opts.MaxQueuedBytes < 0 {
 			return fmt.Errorf("--queue-size, --workers and --send-timeout must be positive, --max-logged-body and --max-queued-bytes not negative")
@@ -39,12 +40,12 @@ func main() {
 		if opts.MaxLoggedBytesInFlight < 0 || opts.ReadHeaderTimeout < 0 || opts.ReadTimeout < 0 || opts.IdleTimeout < 0 || opts.MaxConns < 0 {
 			return fmt.Errorf("--max-logged-bytes-in-flight, --read-header-timeout, --read-timeout, --idle-timeout and --max-conns must not be negative")
 		}
-		raw := os.Getenv(router.EnvConfig)
+		raw := os.Getenv(routerconfig.EnvConfig)
 		if raw == "" {
-			return fmt.Errorf("$%s is empty", router.EnvConfig)
+			return fmt.Errorf("$%s is empty", routerconfig.EnvConfig)
 		}
 		var err error
-		cfg, err = router.ParseConfig([]byte(raw))
+		cfg, err = routerconfig.ParseConfig([]byte(raw))
 		return err
 	})
 	cli.Main(fs, func(ctx context.Context) error { return router.Run(ctx, addr, cfg, opts) })

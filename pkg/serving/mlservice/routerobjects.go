@@ -12,16 +12,16 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/interactive"
-	"github.com/accelstack/accelstack/pkg/serving/router"
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // routerConfig returns the router's config: every release with its
 // target, host and weight, and the transformer's target.
-func routerConfig(m *tensorstackv1beta1.MLService, states map[string]ComponentState, rawURLs bool) *router.Config {
-	cfg := &router.Config{Name: m.Name, Namespace: m.Namespace, PredictHost: predictHost(m)}
+func routerConfig(m *tensorstackv1beta1.MLService, states map[string]ComponentState, rawURLs bool) *routerconfig.Config {
+	cfg := &routerconfig.Config{Name: m.Name, Namespace: m.Namespace, PredictHost: predictHost(m)}
 	for _, r := range m.Spec.Releases {
 		name := predictorName(m, r.Name)
-		t := router.Target{Name: r.Name, URL: states[name].Target, Weight: int(weight(m, r.Name))}
+		t := routerconfig.Target{Name: r.Name, URL: states[name].Target, Weight: int(weight(m, r.Name))}
 		if t.URL == "" {
 			t.URL = privateURL(name, m.Namespace)
 		}
@@ -29,17 +29,17 @@ func routerConfig(m *tensorstackv1beta1.MLService, states map[string]ComponentSt
 			t.Host = name
 		}
 		if l := r.Predictor.Logger; l != nil {
-			t.Logger = &router.Logger{URLs: l.URLs, Mode: string(l.Mode)}
+			t.Logger = &routerconfig.Logger{URLs: l.URLs, Mode: string(l.Mode)}
 		}
 		cfg.Releases = append(cfg.Releases, t)
 	}
 	if tr := m.Spec.Transformer; tr != nil {
-		t := router.Target{URL: states[transformerName(m)].Target}
+		t := routerconfig.Target{URL: states[transformerName(m)].Target}
 		if t.URL == "" {
 			t.URL = privateURL(transformerName(m), m.Namespace)
 		}
 		if l := tr.Logger; l != nil {
-			t.Logger = &router.Logger{URLs: l.URLs, Mode: string(l.Mode)}
+			t.Logger = &routerconfig.Logger{URLs: l.URLs, Mode: string(l.Mode)}
 		}
 		cfg.Transformer = &t
 	}
@@ -62,7 +62,7 @@ func weight(m *tensorstackv1beta1.MLService, r string) int32 {
 }
 
 // routerDeployment returns the router's Deployment, run from image.
-func routerDeployment(m *tensorstackv1beta1.MLService, cfg *router.Config, image string, paused bool) (*appsv1.Deployment, error) {
+func routerDeployment(m *tensorstackv1beta1.MLService, cfg *routerconfig.Config, image string, paused bool) (*appsv1.Deployment, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the router config: %w", err)
@@ -71,10 +71,10 @@ func routerDeployment(m *tensorstackv1beta1.MLService, cfg *router.Config, image
 	c := corev1.Container{
 		Name:  componentRouter,
 		Image: image,
-		Env:   []corev1.EnvVar{{Name: router.EnvConfig, Value: string(b)}},
+		Env:   []corev1.EnvVar{{Name: routerconfig.EnvConfig, Value: string(b)}},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: ServingPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path: router.HealthPath, Port: intstr.FromInt32(ServingPort),
+			Path: routerconfig.HealthPath, Port: intstr.FromInt32(ServingPort),
 		}}},
 		SecurityContext: interactive.ServerSecurityContext(),
 	}

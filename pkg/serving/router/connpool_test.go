@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // seen is what a release received.
@@ -70,7 +72,7 @@ func recorder(t *testing.T, configure func(*http.Server)) (*httptest.Server, fun
 // headers without the hop-by-hop ones, and body.
 func TestForwardedAsTheReverseProxy(t *testing.T) {
 	up, got, _ := recorder(t, nil)
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up.URL + "/base", Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: up.URL + "/base", Weight: 100}}}, DefaultOptions())
 	send := func(declared bool) {
 		req := httptest.NewRequest(http.MethodPost, "http://mls.ns/v1/models/a%2Fb:predict?verbose=1", strings.NewReader(`{"instances":[[1]]}`))
 		if !declared {
@@ -119,7 +121,7 @@ func TestForwardedAsTheReverseProxy(t *testing.T) {
 // request on its connection.
 func TestConnectionsKept(t *testing.T) {
 	up, got, conns := recorder(t, func(s *http.Server) { s.IdleTimeout = 50 * time.Millisecond })
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
 	for i := range 20 {
 		if code, body := do(t, r, "mls", "/", "x", nil); code != http.StatusOK || body != "ok" {
 			t.Fatalf("request %d: %d %q", i, code, body)
@@ -150,7 +152,7 @@ func TestConnectionClose(t *testing.T) {
 		_, _ = io.WriteString(w, "bye")
 	}))
 	conns := startCounting(t, up)
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
 	for i := range 3 {
 		w := httptest.NewRecorder()
 		r.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "http://mls/", strings.NewReader("x")))
@@ -171,7 +173,7 @@ func TestClientGoesAway(t *testing.T) {
 		<-release
 	}))
 	t.Cleanup(func() { close(release); up.Close() })
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
 	ctx, cancel := context.WithCancel(context.Background())
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://mls/", strings.NewReader("x"))
 	w := httptest.NewRecorder()
@@ -200,7 +202,7 @@ func TestReleaseUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: "http://" + addr, Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: "http://" + addr, Weight: 100}}}, DefaultOptions())
 	if code, _ := do(t, r, "mls", "/", "x", nil); code != http.StatusBadGateway {
 		t.Errorf("code %d, want 502", code)
 	}
@@ -226,7 +228,7 @@ func TestAnswersCutShort(t *testing.T) {
 		}
 	}))
 	t.Cleanup(up.Close)
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
 	front := httptest.NewServer(r)
 	t.Cleanup(front.Close)
 	resp, err := http.Post(front.URL+"/cut", "text/plain", strings.NewReader("x"))

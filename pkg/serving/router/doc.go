@@ -9,4 +9,7 @@
 // logger URL. Events go through a bounded queue per URL with workers of its
 // own, so that a slow or hanging sink never delays a response: when a
 // queue is full its events are dropped and counted.
+//
+// What it serves, the Config the MLService controller writes, is package
+// routerconfig.
 package router

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // TestLoggerSinkStatus: an event the sink answers with 2xx is sent, one it
@@ -40,8 +42,8 @@ func TestLoggerSinkStatus(t *testing.T) {
 			conns := startCounting(t, s)
 			opts := DefaultOptions()
 			opts.Workers = 1
-			r := newRouter(t, &Config{Name: "mls", Releases: []Target{
-				{Name: "a", URL: a.URL, Weight: 100, Logger: &Logger{URLs: []string{s.URL}}},
+			r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{
+				{Name: "a", URL: a.URL, Weight: 100, Logger: &routerconfig.Logger{URLs: []string{s.URL}}},
 			}}, opts)
 			do(t, r, "mls", "/", "x", nil)
 			deadline := time.Now().Add(10 * time.Second)

@@ -17,6 +17,8 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/google/uuid"
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // The components named in the events' source and extension.
@@ -27,7 +29,7 @@ const (
 
 // Router is the MLService's reverse proxy.
 type Router struct {
-	cfg    *Config
+	cfg    *routerconfig.Config
 	opts   Options
 	logger *eventLogger
 	// inFlight bounds the bodies held for events while their requests
@@ -40,9 +42,9 @@ type Router struct {
 	transformer *target
 }
 
-// target is a Target with its proxy.
+// target is a routerconfig.Target with its proxy.
 type target struct {
-	Target
+	routerconfig.Target
 	component string
 	// source is the events' source; queues hold them for the logger URLs.
 	source string
@@ -64,7 +66,7 @@ func (t *target) forward(w http.ResponseWriter, req *http.Request) {
 }
 
 // New returns a router for cfg; the logger's workers stop when ctx ends.
-func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
+func New(ctx context.Context, cfg *routerconfig.Config, opts Options) (*Router, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -72,7 +74,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Router, error) {
 	r := &Router{cfg: cfg, opts: opts, logger: logger, inFlight: newByteBudget(opts.MaxLoggedBytesInFlight), byHost: map[string]*target{}}
 	transport, dial := newTransport()
 	buffers := &bufferPool{}
-	mk := func(t Target, component string) (*target, error) {
+	mk := func(t routerconfig.Target, component string) (*target, error) {
 		u, err := url.Parse(t.URL)
 		if err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", t.URL, err)
@@ -161,7 +163,7 @@ func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target
 	mode := t.Logger.Mode
 	id := uuid.NewString()
 	var reqBody []byte
-	if mode != ModeResponse && req.Body != nil {
+	if mode != routerconfig.ModeResponse && req.Body != nil {
 		b, taken, whole, err := readBody(req.Body, req.ContentLength, r.opts.MaxLoggedBody, r.inFlight)
 		defer r.inFlight.give(taken)
 		if err != nil {
@@ -177,10 +179,10 @@ func (r *Router) serveLogged(w http.ResponseWriter, req *http.Request, t *target
 			req.Body = readCloser{io.MultiReader(bytes.NewReader(b), req.Body), req.Body}
 		}
 	}
-	if mode != ModeResponse {
+	if mode != routerconfig.ModeResponse {
 		r.send(t, r.newEvent(req, t, id, TypeRequest, req.Header.Get("Content-Type"), reqBody))
 	}
-	if mode == ModeRequest {
+	if mode == routerconfig.ModeRequest {
 		t.forward(w, req)
 		return
 	}

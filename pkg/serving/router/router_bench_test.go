@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // benchBody is a small prediction request, as a model server gets them.
@@ -45,10 +47,10 @@ func BenchmarkServeHTTP(b *testing.B) {
 			}
 		})
 	})
-	for name, logger := range map[string]*Logger{"logger=off": nil, "logger=on": {URLs: []string{sink.URL}}} {
+	for name, logger := range map[string]*routerconfig.Logger{"logger=off": nil, "logger=on": {URLs: []string{sink.URL}}} {
 		b.Run(name, func(b *testing.B) {
 			ctx := b.Context()
-			r, err := New(ctx, &Config{Name: "mls", Namespace: "ns", Releases: []Target{
+			r, err := New(ctx, &routerconfig.Config{Name: "mls", Namespace: "ns", Releases: []routerconfig.Target{
 				{Name: "a", Host: "mls-predict-a", URL: up.URL, Weight: 100, Logger: logger},
 			}}, DefaultOptions())
 			if err != nil {

@@ -11,11 +11,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/netlimit"
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // Run serves a router for cfg at addr until ctx ends, then shuts down
 // gracefully.
-func Run(ctx context.Context, addr string, cfg *Config, opts Options) error {
+func Run(ctx context.Context, addr string, cfg *routerconfig.Config, opts Options) error {
 	r, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err
@@ -55,13 +56,10 @@ func newServer(h http.Handler, opts Options) *http.Server {
 	}
 }
 
-// HealthPath is the router's own health check, whatever the host.
-const HealthPath = "/.router/healthz"
-
-// withHealth serves HealthPath itself and everything else with r.
+// withHealth serves routerconfig.HealthPath itself and everything else with r.
 func withHealth(r *Router) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == HealthPath {
+		if req.URL.Path == routerconfig.HealthPath {
 			w.WriteHeader(http.StatusOK)
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/accelstack/accelstack/pkg/netlimit"
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // waitFor polls cond until it holds, failing t after a minute.
@@ -37,8 +38,8 @@ func TestSlowBodies(t *testing.T) {
 	a, s := upstream(t, "a"), newSink(t, nil)
 	opts := DefaultOptions()
 	opts.ReadTimeout = time.Hour // the clients are held for the whole test
-	r := newRouter(t, &Config{Name: "mls", Namespace: "ns", Releases: []Target{
-		{Name: "a", Host: "mls-predict-a", URL: a.URL, Weight: 100, Logger: &Logger{URLs: []string{s.srv.URL}}},
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Namespace: "ns", Releases: []routerconfig.Target{
+		{Name: "a", Host: "mls-predict-a", URL: a.URL, Weight: 100, Logger: &routerconfig.Logger{URLs: []string{s.srv.URL}}},
 	}}, opts)
 	var entered atomic.Int32
 	srv := newServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 )
 
 // TestAcceptEncoding: the model server sees the client's Accept-Encoding,
@@ -33,7 +35,7 @@ func TestAcceptEncoding(t *testing.T) {
 		_, _ = io.WriteString(w, "plain")
 	}))
 	t.Cleanup(up.Close)
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: up.URL, Weight: 100}}}, DefaultOptions())
 	if _, body := do(t, r, "mls", "/", "", nil); body != "plain" {
 		t.Errorf("without Accept-Encoding: body %q, want plain", body)
 	}
@@ -71,7 +73,7 @@ func (d *discard) WriteHeader(int)             {}
 // sync.Pool drops what it is given at random.
 func TestProxyAllocations(t *testing.T) {
 	up := cannedRelease(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n"+`{"predictions":[1]}`)
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{{Name: "a", URL: up, Weight: 100}}}, DefaultOptions())
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{{Name: "a", URL: up, Weight: 100}}}, DefaultOptions())
 	const n = 200
 	reqs := make([]*http.Request, n+1)
 	for i := range reqs {
@@ -106,9 +108,9 @@ func TestLargeBodies(t *testing.T) {
 	}))
 	t.Cleanup(up.Close)
 	s := newSink(t, nil)
-	r := newRouter(t, &Config{Name: "mls", Releases: []Target{
+	r := newRouter(t, &routerconfig.Config{Name: "mls", Releases: []routerconfig.Target{
 		{Name: "a", Host: "mls-predict-a", URL: up.URL, Weight: 100},
-		{Name: "b", Host: "mls-predict-b", URL: up.URL, Logger: &Logger{URLs: []string{s.srv.URL}}},
+		{Name: "b", Host: "mls-predict-b", URL: up.URL, Logger: &routerconfig.Logger{URLs: []string{s.srv.URL}}},
 	}}, DefaultOptions())
 	const clients, each = 6, 5
 	var wg sync.WaitGroup

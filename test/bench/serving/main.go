@@ -57,7 +57,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/accelstack/accelstack/pkg/serving/router"
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 	"github.com/accelstack/accelstack/test/cluster/modelserver"
 )
 
@@ -200,19 +200,19 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 
 	// A router per backend and logger setting, as an MLService with one
 	// release taking all the traffic.
-	startRouter := func(backendURL string, logger *router.Logger) (*path, error) {
-		cfg := router.Config{Name: "bench", Namespace: "bench", PredictHost: "bench-predict", Releases: []router.Target{
+	startRouter := func(backendURL string, logger *routerconfig.Logger) (*path, error) {
+		cfg := routerconfig.Config{Name: "bench", Namespace: "bench", PredictHost: "bench-predict", Releases: []routerconfig.Target{
 			{Name: "a", Host: "bench-predict-a", URL: backendURL, Weight: 100, Logger: logger},
 		}}
 		b, err := json.Marshal(cfg)
 		if err != nil {
 			return nil, err
 		}
-		p, u, err := start(routerName, []string{router.EnvConfig + "=" + string(b)}, routerBin, "--address", "ADDR")
+		p, u, err := start(routerName, []string{routerconfig.EnvConfig + "=" + string(b)}, routerBin, "--address", "ADDR")
 		if err != nil {
 			return nil, err
 		}
-		if err := waitReady(ctx, u+router.HealthPath); err != nil {
+		if err := waitReady(ctx, u+routerconfig.HealthPath); err != nil {
 			return nil, err
 		}
 		name := "through the router, logger off"
@@ -221,7 +221,7 @@ func run(ctx context.Context, routerBin, python string, requests, conc, rounds i
 		}
 		return &path{name: name, url: u, router: p}, nil
 	}
-	logger := &router.Logger{URLs: []string{sinkURL}, Mode: router.ModeAll}
+	logger := &routerconfig.Logger{URLs: []string{sinkURL}, Mode: routerconfig.ModeAll}
 	var backends []*backend
 	for _, b := range []struct {
 		title, url string

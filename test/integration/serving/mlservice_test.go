@@ -24,7 +24,7 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/serving"
 	"github.com/accelstack/accelstack/pkg/serving/mlservice"
-	"github.com/accelstack/accelstack/pkg/serving/router"
+	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/testutil"
 )
@@ -185,7 +185,7 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 	}
 
 	dep := waitObject(ctx, t, e, ns, "mnist-router", &appsv1.Deployment{}, nil)
-	cfg, err := router.ParseConfig([]byte(dep.Spec.Template.Spec.Containers[0].Env[0].Value))
+	cfg, err := routerconfig.ParseConfig([]byte(dep.Spec.Template.Spec.Containers[0].Env[0].Value))
 	if err != nil {
 		t.Fatal(err)
 	}
