@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,22 +81,81 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, err
 }
 
+// reconcile is one pass over a job, in steps: load the job and what it
+// controls; stop early a job that needs no planning (invalid, oversized,
+// finished); stamp its start and enforce its deadline; pause or resume it;
+// plan its replicas; record the plan in its status; then act on the plan.
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := r.kind.NewObject()
-	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if obj.GetDeletionTimestamp() != nil {
-		return ctrl.Result{}, nil
-	}
-	original := obj.DeepCopyObject().(client.Object)
-	job := r.kind.View(obj)
-	now := metav1.Now().Rfc3339Copy()
-
-	pods, services, err := r.children(ctx, obj)
-	if err != nil {
+	p, err := r.load(ctx, req)
+	if p == nil {
 		return ctrl.Result{}, err
 	}
+	if stop, err := r.stopEarly(ctx, p); stop {
+		return ctrl.Result{}, err
+	}
+	result, stop, err := r.checkDeadline(ctx, p)
+	if stop {
+		return ctrl.Result{}, err
+	}
+	if paused, err := r.pauseOrResume(ctx, p); paused {
+		return result, err
+	}
+	pl, o := r.planReplicas(p)
+	if o.Done {
+		return ctrl.Result{}, r.finishNow(ctx, p, o)
+	}
+	if err := r.recordPlan(ctx, p, pl); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.act(ctx, p, pl, result)
+}
+
+// pass is what one reconcile of a job works on: the job as read and as the
+// reconcile changes it, the time it stamps, and what it observed of the
+// job's pods and Services.
+type pass struct {
+	// obj is the job, changed by the reconcile; original is the job as read,
+	// against which its status is written.
+	obj, original client.Object
+	// job is the kind's view of obj, with status pointers into obj.
+	job *Job
+	// now is the time the reconcile's conditions and timestamps carry.
+	now metav1.Time
+	// pods and services are those the job controls, from the cache.
+	pods     []*corev1.Pod
+	services []*corev1.Service
+	// obs is what planning reads of the pods and the last written status.
+	obs observed
+}
+
+// load reads the job req names and the pods and Services it controls. It
+// decides whether there is anything to reconcile: a job that is gone or
+// being deleted gives no pass (nil) and no error.
+func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*pass, error) {
+	obj := r.kind.NewObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return nil, nil
+	}
+	p := &pass{obj: obj}
+	p.original = obj.DeepCopyObject().(client.Object)
+	p.job = r.kind.View(obj)
+	p.now = metav1.Now().Rfc3339Copy()
+	pods, services, err := r.children(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	p.pods, p.services = pods, services
+	p.obs = r.observe(p.job, pods)
+	return p, nil
+}
+
+// observe gathers what planning reads: the job's pods by name, the replica
+// entries of its last written status by name, and which pods the engine
+// deleted.
+func (r *Reconciler) observe(job *Job, pods []*corev1.Pod) observed {
 	obs := observed{pods: map[string]*corev1.Pod{}, previous: map[string]batchv1beta1.ReplicaStatus{}, deleted: r.deleted.has}
 	for _, p := range pods {
 		obs.pods[p.Name] = p
@@ -108,128 +165,69 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			obs.previous[rs.Name] = rs
 		}
 	}
+	return obs
+}
 
-	if errs := r.kind.Validate(obj, nil); len(errs) > 0 && !Finished(job.Status) {
+// stopEarly decides whether the job needs no planning, and if so ends the
+// reconcile (true): an invalid job that has not finished is failed as
+// invalid first; an oversized job is stopped without its replicas being
+// looked at one by one; a finished job only keeps its status and has its
+// pods cleaned up (afterFinish).
+func (r *Reconciler) stopEarly(ctx context.Context, p *pass) (bool, error) {
+	if errs := r.kind.Validate(p.obj, nil); len(errs) > 0 && !Finished(p.job.Status) {
 		o := Outcome{Done: true, Reason: ReasonInvalid, Message: "The job is invalid: " + errs.ToAggregate().Error()}
-		r.finished(obj, job, o, now)
+		r.finished(p.obj, p.job, o, p.now)
 	}
-	if oversized(job) {
-		return ctrl.Result{}, r.stopOversized(ctx, original, job, pods, now)
+	if oversized(p.job) {
+		return true, r.stopOversized(ctx, p.original, p.job, p.pods, p.now)
 	}
-	if Finished(job.Status) {
-		return ctrl.Result{}, r.afterFinish(ctx, original, job, obs, pods)
+	if Finished(p.job.Status) {
+		return true, r.afterFinish(ctx, p)
 	}
+	return false, nil
+}
 
+// checkDeadline stamps the job's start time on its first reconcile and
+// decides whether it has been active past its deadline: if so the job fails
+// and the reconcile ends (true); if not, the result asks for a reconcile
+// when the deadline falls.
+func (r *Reconciler) checkDeadline(ctx context.Context, p *pass) (ctrl.Result, bool, error) {
+	job := p.job
 	if job.Status.StartTime == nil {
+		now := p.now
 		job.Status.StartTime = &now
 	}
 	var result ctrl.Result
-	if d := job.ActiveDeadlineSeconds; d != nil {
-		left := job.Status.StartTime.Add(time.Duration(*d) * time.Second).Sub(now.Time)
-		if left <= 0 {
-			r.finished(obj, job, Outcome{Done: true, Reason: ReasonDeadline,
-				Message: fmt.Sprintf("The job was active longer than its deadline of %d seconds.", *d)}, now)
-			return ctrl.Result{}, r.afterFinish(ctx, original, job, obs, pods)
-		}
-		result.RequeueAfter = left
+	d := job.ActiveDeadlineSeconds
+	if d == nil {
+		return result, false, nil
 	}
-
-	if job.RunMode != nil && job.RunMode.Pause != nil && job.RunMode.Pause.Enabled {
-		// A paused job wants no pods: no quota refuses them.
-		clearQuotaRefused(job.Status, now)
-		return result, r.pause(ctx, original, job, obs, pods, now)
+	left := job.Status.StartTime.Add(time.Duration(*d) * time.Second).Sub(p.now.Time)
+	if left <= 0 {
+		return ctrl.Result{}, true, r.finishNow(ctx, p, Outcome{Done: true, Reason: ReasonDeadline,
+			Message: fmt.Sprintf("The job was active longer than its deadline of %d seconds.", *d)})
 	}
-	if isTrue(job.Status, batchv1beta1.JobPausedCond) {
-		setCondition(job.Status, batchv1beta1.JobPausedCond, corev1.ConditionFalse, reasonResumed, msgResumed, now)
-		job.Status.Phase = batchv1beta1.JobResuming
-		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "Resuming the job")
-	}
-
-	b := newBudget(job)
-	states := plan(job, obs, b, false)
-	if o := r.kind.Outcome(job, states); o.Done {
-		r.finished(obj, job, o, now)
-		return ctrl.Result{}, r.afterFinish(ctx, original, job, obs, pods)
-	}
-	progress(job.Status, job, states, now)
-	restarting := map[string]bool{}
-	for _, rs := range states.All() {
-		if rs.restart && rs.Pod != nil {
-			restarting[rs.Name] = true
-		}
-	}
-	surplus := surplusPods(job, pods)
-	for _, p := range surplus {
-		restarting[p.Name] = true
-	}
-	job.Status.Tasks = buildTasks(job, states, b, restarting, obs)
-	job.Status.Aggregate = aggregate(job.Status.Tasks)
-	if job.BackoffCount != nil {
-		*job.BackoffCount = b.total
-	}
-	if d, ok := r.kind.(Dependents); ok {
-		if err := d.ReconcileDependents(ctx, r.env(), job); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if s, ok := r.kind.(StatusReporter); ok {
-		s.ReportStatus(job, pods)
-	}
-	if err := r.writeStatus(ctx, original, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-
-	// The status records the restarts; now carry them out.
-	if err := r.ensureChildren(ctx, job, services); err != nil {
-		return ctrl.Result{}, err
-	}
-	for _, rs := range states.All() {
-		if rs.restart {
-			r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRestarting, "RecreatePod",
-				"Recreating replica %s, which %s", rs.Name, rs.Detail)
-		}
-		if (rs.restart || rs.unfinished) && rs.Pod != nil {
-			if err := r.deletePod(ctx, rs.Pod); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-	}
-	for _, p := range surplus {
-		if err := r.deletePod(ctx, p); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	written := obj.DeepCopyObject().(client.Object)
-	quota, err := r.createPods(ctx, obj, job, states)
-	if qerr := r.recordQuota(ctx, written, obj, job, quota, err); qerr != nil {
-		return ctrl.Result{}, errors.Join(err, qerr)
-	}
-	switch {
-	case errors.Is(err, errNameTaken):
-		return ctrl.Result{RequeueAfter: nameTakenRetry}, nil
-	case errors.Is(err, errStaleAddress):
-		return ctrl.Result{RequeueAfter: staleAddressRetry}, nil
-	case err != nil:
-		return ctrl.Result{}, err
-	case len(quota.refused) > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > quotaRetry):
-		result.RequeueAfter = quotaRetry
-	}
-	return result, nil
+	result.RequeueAfter = left
+	return result, false, nil
 }
 
-// recordQuota writes into the job's status, written as written, whether a
-// ResourceQuota refused some of its pods in this reconcile: ReplicaFailure
-// True (ExceededQuota) with the API server's words while it does, False
-// again once a reconcile has created every pod it tried to (err nil).
-func (r *Reconciler) recordQuota(ctx context.Context, written, obj client.Object, job *Job, quota quotaRefusals, err error) error {
-	now := metav1.Now().Rfc3339Copy()
-	switch {
-	case len(quota.refused) > 0:
-		setQuotaRefused(job.Status, quota.refused, quota.wanted, now)
-	case err == nil:
-		clearQuotaRefused(job.Status, now)
+// pauseOrResume follows the job's run mode. A job asked to pause has its
+// pods deleted (pause) and the reconcile ends there (true); a job that was
+// paused and is no longer asked to be is marked Resuming, with an event,
+// and the reconcile goes on.
+func (r *Reconciler) pauseOrResume(ctx context.Context, p *pass) (bool, error) {
+	job := p.job
+	if job.RunMode != nil && job.RunMode.Pause != nil && job.RunMode.Pause.Enabled {
+		// A paused job wants no pods: no quota refuses them.
+		clearQuotaRefused(job.Status, p.now)
+		return true, r.pause(ctx, p)
 	}
-	return r.writeStatus(ctx, written, obj)
+	if isTrue(job.Status, batchv1beta1.JobPausedCond) {
+		setCondition(job.Status, batchv1beta1.JobPausedCond, corev1.ConditionFalse, reasonResumed, msgResumed, p.now)
+		job.Status.Phase = batchv1beta1.JobResuming
+		r.recorder.Eventf(p.obj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "Resuming the job")
+	}
+	return false, nil
 }
 
 // children lists the pods and Services job controls, from the cache.
@@ -251,133 +249,6 @@ func (r *Reconciler) children(ctx context.Context, obj client.Object) ([]*corev1
 		services = append(services, &sl.Items[i])
 	}
 	return pods, services, nil
-}
-
-// surplusPods returns the job's pods that no replica wants: ranks beyond a
-// type's count (after scaling down) or types no longer in the spec.
-func surplusPods(job *Job, pods []*corev1.Pod) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		rep := job.Replica(p.Labels[ReplicaTypeLabel])
-		rank, err := strconv.Atoi(p.Labels[ReplicaIndexLabel])
-		if rep == nil || err != nil || int32(rank) >= rep.Replicas || p.Name != rep.PodName(job.Object.GetName(), int32(rank)) {
-			out = append(out, p)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// finished records outcome o in the job's status, with an event.
-func (r *Reconciler) finished(obj client.Object, job *Job, o Outcome, now metav1.Time) {
-	finish(job.Status, o, now)
-	if o.Succeeded {
-		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventSucceeded, "Finish", "%s", o.Message)
-	} else {
-		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventFailed, "Finish", "%s", o.Message)
-	}
-}
-
-// stoppedReasons are the failures the engine imposes rather than the job's
-// own end: the job's unfinished pods are deleted whatever its clean-up
-// policy, since nothing will tend them any more.
-var stoppedReasons = map[string]bool{ReasonDeadline: true, ReasonInvalid: true, ReasonCreationFailed: true}
-
-// afterFinish keeps the status of a finished job and deletes the pods its
-// clean-up policy names. A job stopped by the engine (stoppedReasons) loses
-// its unfinished pods whatever the policy.
-func (r *Reconciler) afterFinish(ctx context.Context, original client.Object, job *Job, obs observed, pods []*corev1.Pod) error {
-	b := newBudget(job)
-	states := plan(job, obs, b, true)
-	policy := job.CleanUpPolicy
-	if c := Condition(job.Status, batchv1beta1.JobFailedCond); c != nil && c.Status == corev1.ConditionTrue && stoppedReasons[c.Reason] && policy != batchv1beta1.CleanUpPolicyAll {
-		policy = batchv1beta1.CleanUpPolicyUnfinished
-	}
-	var doomed []*corev1.Pod
-	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		if rs := states.byName[p.Name]; rs != nil && rs.unfinished && rs.Pod == p {
-			doomed = append(doomed, p) // a deletion decided before the job finished
-			continue
-		}
-		ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-		if rep := job.Replica(p.Labels[ReplicaTypeLabel]); rep != nil && rep.KeepOnCleanUp && ended {
-			continue
-		}
-		switch policy {
-		case batchv1beta1.CleanUpPolicyAll:
-			doomed = append(doomed, p)
-		case batchv1beta1.CleanUpPolicyUnfinished:
-			if !ended {
-				doomed = append(doomed, p)
-			}
-		}
-	}
-	deleting := map[string]bool{}
-	for _, p := range doomed {
-		deleting[p.Name] = true
-	}
-	job.Status.Tasks = buildTasks(job, states, b, deleting, obs)
-	job.Status.Aggregate = aggregate(job.Status.Tasks)
-	if job.BackoffCount != nil {
-		*job.BackoffCount = b.total
-	}
-	if d, ok := r.kind.(Dependents); ok {
-		if err := d.ReconcileDependents(ctx, r.env(), job); err != nil {
-			return err
-		}
-	}
-	if s, ok := r.kind.(StatusReporter); ok {
-		s.ReportStatus(job, pods)
-	}
-	if err := r.writeStatus(ctx, original, job.Object); err != nil {
-		return err
-	}
-	for _, p := range doomed {
-		if err := r.deletePod(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pause deletes the job's pods; the job is Paused once none is left.
-func (r *Reconciler) pause(ctx context.Context, original client.Object, job *Job, obs observed, pods []*corev1.Pod, now metav1.Time) error {
-	var doomed []*corev1.Pod
-	for _, p := range pods {
-		if p.DeletionTimestamp == nil && !r.deleted.has(p.UID) {
-			doomed = append(doomed, p)
-		}
-	}
-	deleting := map[string]bool{}
-	for _, p := range pods {
-		deleting[p.Name] = true
-	}
-	b := newBudget(job)
-	states := plan(job, obs, b, true)
-	job.Status.Tasks = buildTasks(job, states, b, deleting, obs)
-	job.Status.Aggregate = aggregate(job.Status.Tasks)
-	if !isTrue(job.Status, batchv1beta1.JobPausedCond) {
-		// Every pod is deleted or being deleted once this reconcile is done.
-		setCondition(job.Status, batchv1beta1.JobPausedCond, corev1.ConditionTrue, reasonPaused, msgPaused, now)
-		setCondition(job.Status, batchv1beta1.JobRunningCond, corev1.ConditionFalse, reasonPaused, msgPaused, now)
-		job.Status.Phase = batchv1beta1.JobPaused
-		r.recorder.Eventf(job.Object, nil, corev1.EventTypeNormal, EventPaused, "Pause", "Pausing the job: deleting %d pods", len(doomed))
-	}
-	if err := r.writeStatus(ctx, original, job.Object); err != nil {
-		return err
-	}
-	for _, p := range doomed {
-		if err := r.deletePod(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // errStale means the job changed since it was read: the reconcile is retried
