@@ -63,6 +63,7 @@ func testColossalAISeedLayout(t *testing.T, e *env) {
 	if got := e.pods(ctx, t, ns, "cai")["cai-launcher"]; got == nil || got.UID != pods["cai-launcher"].UID {
 		t.Error("the failed launcher was replaced")
 	}
+	e.checkKeyNotLeaked(t, ns, job)
 }
 
 // testColossalAIReplicaSpecs: the newer layout with an empty launcher
@@ -94,6 +95,7 @@ func testColossalAIReplicaSpecs(t *testing.T, e *env) {
 	e.setPod(ctx, t, pods["cai2-launcher"], corev1.PodSucceeded, nil)
 	e.waitPhase(ctx, t, job, batchv1beta1.JobSucceeded)
 	e.waitPods(ctx, t, ns, "cai2", "cai2-launcher")
+	e.checkKeyNotLeaked(t, ns, job)
 }
 
 // testColossalAIRefused: mixed layouts, a missing worker type and unsafe

@@ -65,6 +65,7 @@ func testDeepSpeedJob(t *testing.T, e *env) {
 	e.waitPhase(ctx, t, job, batchv1beta1.JobSucceeded)
 	// Unfinished: worker 1's sshd runs on and is cleaned up.
 	e.waitPods(ctx, t, ns, "ds", "ds-worker-0")
+	e.checkKeyNotLeaked(t, ns, job)
 }
 
 // testDeepSpeedRefused: config.run with none or several entries and a

@@ -28,6 +28,9 @@ const bypassLabel = "accelstack.test/bypass-webhook"
 type env struct {
 	cp *harness.ControlPlane
 	c  client.Client
+	// controllers is the in-process controller manager, whose log the
+	// cases search.
+	controllers *harness.Controllers
 }
 
 var nsCounter atomic.Int32
@@ -41,8 +44,8 @@ func startEnv(t *testing.T) *env {
 	cp := harness.StartControlPlane(t, harness.WithControllerManager())
 	installWebhook(t, cp)
 	installFlinkClusterCRD(t, cp)
-	cp.StartControllers(t)
-	return &env{cp: cp, c: cp.Client}
+	controllers := cp.StartControllers(t)
+	return &env{cp: cp, c: cp.Client, controllers: controllers}
 }
 
 // installWebhook creates the ValidatingWebhookConfiguration of
