@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/datacube"
@@ -22,7 +23,6 @@ import (
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/manager"
-	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/satoken"
 	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/pkg/shim"
@@ -54,7 +54,7 @@ func main() {
 	fs.StringVar(&opts.WorkflowToolsImage, "workflow-tools-image", workflow.DefaultToolsImage, "Image of the step sequencer of SeqPod workflow runs.")
 	fs.StringVar(&opts.EventsImage, "workflow-events-image", eventlistener.DefaultImage, "Image of the EventListener and WorkflowTrigger servers.")
 	fs.StringVar(&opts.EventListenerHost, "event-listener-host", "", "External host an ingress serves EventListeners at (https://<host>/t9k/workflow/triggers/<namespace>/<name>); empty leaves status.address.url empty.")
-	fs.StringVar(&opts.ActivityImage, "activity-image", notebook.DefaultActivityImage, "Image of the activity sidecar of Notebooks, TensorBoards and Explorers.")
+	fs.StringVar(&opts.ActivityImage, "activity-image", activity.DefaultImage, "Image of the activity sidecar of Notebooks, TensorBoards and Explorers.")
 	fs.StringVar(&opts.ElasticJobMasterImage, "elasticjob-master-image", elasticjob.DefaultMasterImage, "Image of the masters of ElasticJobs whose master template names none.")
 	fs.StringVar(&opts.TensorBoardImage, "tensorboard-image", tensorboard.DefaultImage, "Image of TensorBoards that name none.")
 	fs.StringVar(&opts.FileBrowserImage, "file-browser-image", explorer.DefaultFileBrowserImage, "Image of the Explorers' file browser.")

@@ -1,7 +1,11 @@
 // Package activity is the contract between the activity sidecar, which
 // stands in front of the HTTP entry (and the SSH port) of a Notebook,
-// TensorBoard or Explorer pod, and the controllers that read it: the ports,
-// the report path and the report.
+// TensorBoard or Explorer pod, and the controllers that run and read it:
+// the ports and their names, the paths, the access credential, the report
+// and the default image. It is a leaf importing only the standard library,
+// so that the sidecar (cmd/activity-proxy) links no Kubernetes API; the
+// controllers build the sidecar's container with package
+// pkg/activity/sidecar.
 package activity
 
 import "time"
@@ -61,6 +65,24 @@ const (
 	// once and keeps the cookie.
 	AccessQueryParam = "t9k-token"
 )
+
+// The names of the sidecar's container ports; a workload's Service targets
+// HTTPPortName.
+const (
+	HTTPPortName = "http"
+	SSHPortName  = "ssh"
+)
+
+// SidecarUser is the user and group the sidecar runs as.
+const SidecarUser = 65532
+
+// AccessVolumeName is the name of the pod volume of the access Secret,
+// which only the sidecar mounts.
+const AccessVolumeName = "t9k-activity-access"
+
+// DefaultImage is the image of the activity sidecar, the controllers'
+// default for --activity-image.
+const DefaultImage = "ghcr.io/accelstack/activity-proxy:latest"
 
 // Report is what the sidecar has seen.
 type Report struct {

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
-	"github.com/accelstack/accelstack/pkg/notebook"
 )
 
 // The default images of the sub-workloads.
@@ -41,7 +41,7 @@ type Options struct {
 	// empty means the defaults.
 	FileBrowserImage, CodeServerImage string
 	// ActivityImage runs the activity sidecar; empty means
-	// notebook.DefaultActivityImage.
+	// activity.DefaultImage.
 	ActivityImage string
 }
 
@@ -54,7 +54,7 @@ func (opts Options) withDefaults() Options {
 		opts.CodeServerImage = DefaultCodeServerImage
 	}
 	if opts.ActivityImage == "" {
-		opts.ActivityImage = notebook.DefaultActivityImage
+		opts.ActivityImage = activity.DefaultImage
 	}
 	return opts
 }

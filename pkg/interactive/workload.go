@@ -12,6 +12,7 @@ import (
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/activity/sidecar"
 )
 
 // ServicePort is the port of the workloads' Services, which target the
@@ -56,8 +57,8 @@ func (w Workload) Deployment() *appsv1.Deployment {
 		podLabels[schedulerv1beta1.QueueLabel] = s.T9kScheduler.Queue
 	}
 	access := AccessSecretName(w.Name)
-	spec.Containers = append(spec.Containers, activity.Sidecar(w.ActivityImage, w.UpstreamPort, access))
-	spec.Volumes = append(spec.Volumes, activity.AccessVolume(access))
+	spec.Containers = append(spec.Containers, sidecar.Container(w.ActivityImage, w.UpstreamPort, access))
+	spec.Volumes = append(spec.Volumes, sidecar.AccessVolume(access))
 	spec.EnableServiceLinks = ptr.To(false)
 	if spec.AutomountServiceAccountToken == nil {
 		spec.AutomountServiceAccountToken = ptr.To(false)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
@@ -61,7 +62,7 @@ type Reconciler struct {
 // the sidecar image.
 func NewReconciler(c client.Client, reader, apiReader client.Reader, recorder events.EventRecorder, image string) *Reconciler {
 	if image == "" {
-		image = DefaultActivityImage
+		image = activity.DefaultImage
 	}
 	return &Reconciler{
 		client:   c,

@@ -17,12 +17,10 @@ import (
 	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
-// DefaultActivityImage is the image of the activity sidecar.
-const DefaultActivityImage = "ghcr.io/accelstack/activity-proxy:latest"
-
 // Options configures the controller.
 type Options struct {
-	// ActivityImage runs the activity sidecar; empty means DefaultActivityImage.
+	// ActivityImage runs the activity sidecar; empty means
+	// activity.DefaultImage.
 	ActivityImage string
 }
 

@@ -11,6 +11,7 @@ import (
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
+	activitysidecar "github.com/accelstack/accelstack/pkg/activity/sidecar"
 	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
@@ -127,7 +128,7 @@ func podTemplate(nb *tensorstackv1beta1.Notebook, name string, labels map[string
 	}
 	access := interactive.AccessSecretName(name)
 	spec.Containers = append(spec.Containers, sidecar(image, port, access))
-	spec.Volumes = append(spec.Volumes, activity.AccessVolume(access))
+	spec.Volumes = append(spec.Volumes, activitysidecar.AccessVolume(access))
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{
 			Labels: podLabels,
@@ -142,7 +143,7 @@ func podTemplate(nb *tensorstackv1beta1.Notebook, name string, labels map[string
 // server takes connections there, so that the pod's readiness is the
 // server's, requiring the token of the Secret access.
 func sidecar(image string, port int32, access string) corev1.Container {
-	c := activity.Sidecar(image, port, access)
+	c := activitysidecar.Container(image, port, access)
 	if c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil {
 		c.ReadinessProbe.HTTPGet.Path = activity.ReadyzPath
 		c.ReadinessProbe.PeriodSeconds = 5

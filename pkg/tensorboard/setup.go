@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/interactive"
-	"github.com/accelstack/accelstack/pkg/notebook"
 )
 
 // DefaultImage runs TensorBoard when a TensorBoard names no image.
@@ -27,7 +27,7 @@ type Options struct {
 	// DefaultImage.
 	Image string
 	// ActivityImage runs the activity sidecar; empty means
-	// notebook.DefaultActivityImage.
+	// activity.DefaultImage.
 	ActivityImage string
 }
 
@@ -68,7 +68,7 @@ func (opts Options) withDefaults() Options {
 		opts.Image = DefaultImage
 	}
 	if opts.ActivityImage == "" {
-		opts.ActivityImage = notebook.DefaultActivityImage
+		opts.ActivityImage = activity.DefaultImage
 	}
 	return opts
 }

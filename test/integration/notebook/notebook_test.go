@@ -83,7 +83,7 @@ func (e *env) testObjects(t *testing.T) {
 	if diff := cmp.Diff([]corev1.EnvVar{{Name: "NB_PREFIX", Value: strings.TrimSuffix(prefix, "/")}}, nbc.Env); diff != "" {
 		t.Errorf("notebook env (-want +got):\n%s", diff)
 	}
-	if side.Image != notebook.DefaultActivityImage || side.Args[0] != "--upstream=http://127.0.0.1:8888" {
+	if side.Image != activity.DefaultImage || side.Args[0] != "--upstream=http://127.0.0.1:8888" {
 		t.Errorf("sidecar %s %q", side.Image, side.Args)
 	}
 	if ptr.Deref(spec.SecurityContext.FSGroup, 0) != 1000 || spec.RestartPolicy != corev1.RestartPolicyAlways {
