@@ -94,7 +94,8 @@ func (e *env) testEnv(t *testing.T) {
 }
 
 // testScalePlan: ScalePlans scale a job up and down, whoever wrote them,
-// new pods get the plan's resources, and the plans end Succeeded.
+// new pods get the plan's resources, a createPods entry for a rank that
+// has a pod counts as its relaunch, and the plans end Succeeded.
 func (e *env) testScalePlan(t *testing.T) {
 	ctx, ns := testutil.SubtestContext(t), e.namespace(t)
 	testutil.MustCreate(ctx, t, e.c, newJob(ns, "ar", elasticv1alpha1.AllreduceStrategy, map[elasticv1alpha1.ReplicaType]*elasticv1alpha1.ReplicaSpec{
@@ -150,8 +151,22 @@ func (e *env) testScalePlan(t *testing.T) {
 	}))
 	e.waitPlan(ctx, t, ns, "ar-pods", elasticv1alpha1.JobSucceeded)
 	pods = e.waitPods(ctx, t, ns, "ar", "ar-edljob-worker-7")
-	if got := pods["ar-edljob-worker-7"].Labels; got["elasticjob.dlrover/rank-index"] != "1" || got["elasticjob.dlrover/replica-index"] != "7" {
-		t.Errorf("worker-7 labels %v", got)
+	// Rank 1 had no pod left (the scale-down removed worker-1): no relaunch.
+	if got := pods["ar-edljob-worker-7"].Labels; got["elasticjob.dlrover/rank-index"] != "1" || got["elasticjob.dlrover/replica-index"] != "7" ||
+		got["restart-count"] != "0" {
+		t.Errorf("worker-7 labels %v, want rank 1, id 7, restart-count 0", got)
+	}
+
+	// createPods for a rank that has a pod (worker-7) is a relaunch of it,
+	// as DLRover's master makes one: restart-count one higher.
+	testutil.MustCreate(ctx, t, e.c, newPlan(ns, "ar-relaunch", "ar", "auto", elasticv1alpha1.ScaleSpec{
+		CreatePods: []elasticv1alpha1.PodMeta{{Name: "ar-edljob-worker-8", ID: 8, Type: "worker", RankIndex: 1, Service: "ar-edljob-worker-1:3333"}},
+		RemovePods: []elasticv1alpha1.PodMeta{{Name: "ar-edljob-worker-7", Type: "worker"}},
+	}))
+	e.waitPlan(ctx, t, ns, "ar-relaunch", elasticv1alpha1.JobSucceeded)
+	pods = e.waitPods(ctx, t, ns, "ar", "ar-edljob-worker-8")
+	if got := pods["ar-edljob-worker-8"].Labels; got["elasticjob.dlrover/rank-index"] != "1" || got["restart-count"] != "1" {
+		t.Errorf("worker-8 labels %v, want rank 1 and restart-count 1 (a relaunch of worker-7)", got)
 	}
 }
 
