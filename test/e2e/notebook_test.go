@@ -96,6 +96,9 @@ func TestNotebookIdleReclaim(t *testing.T) {
 	if _, ok := status["started"]; !ok {
 		t.Fatalf("GET %sapi/status: %v, not Jupyter's status", base, status)
 	}
+	// Pods: only those of the platform's namespaces reach the sidecar,
+	// and none Jupyter's own port.
+	checkNotebookNetworkPolicy(ctx, t, nb)
 
 	// A kernel computing for nbBusyFor, started by a request over its
 	// channels' websocket as a browser would.

@@ -498,6 +498,8 @@ spec:
 	if logs := podLogs(t, ns, wr.Status.PodName); !strings.Contains(logs, "got: fix the loader") {
 		t.Errorf("the run's pod printed %q, want the commit message from the event", logs)
 	}
+	// The listener reached the trigger; other pods of the namespace do not.
+	checkTriggerNetworkPolicy(t, c, ns, ip)
 	// The issues event passed no filter: still one run.
 	if err := c.List(testContext(t), &runs, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
