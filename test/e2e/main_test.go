@@ -97,7 +97,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "FAIL: the host is not as the cluster found it:\n  %s\n", strings.Join(diff, "\n  "))
 		return 1
 	}
-	fmt.Println("e2e: the host is as the cluster found it (sysctls, mounts, links, cgroups, iptables, processes, listeners, paths)")
+	fmt.Println("e2e: the host is as the cluster found it (sysctls, mounts, links, cgroups, iptables, ipsets, processes, listeners, paths)")
 	return code
 }
 
