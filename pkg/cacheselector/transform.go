@@ -55,11 +55,12 @@ func MetadataOnly(keepLabels ...string) cache.TransformFunc {
 }
 
 // StubUncontrolled is the default transform of a cache selected by a label
-// that a tenant can put on objects of its own. An object some controller
-// owns (an owner reference with controller: true, which the API server's
-// garbage collector honours only while that owner exists) is kept whole
-// but for its managed fields. Any other namespaced object, which none of
-// the controllers made and none of them acts on, is kept as a stub: the
+// that a tenant can put on objects of its own. An object that has an owner
+// (an owner reference, which the API server's garbage collector honours
+// only while that owner exists: every object a controller creates has one)
+// is kept whole but for its managed fields. Any other namespaced object,
+// which none of the controllers made and none of them acts on, is kept as
+// a stub: the
 // name, namespace, UID, resource version, generation, creation and
 // deletion times and its labels (only keepLabels if they exceed 8 KiB);
 // no annotations, owner references, finalizers, spec or status. Such an
@@ -72,7 +73,7 @@ func StubUncontrolled(keepLabels ...string) cache.TransformFunc {
 		if !ok {
 			return in, nil
 		}
-		if o.GetNamespace() == "" || metav1.GetControllerOfNoCopy(o) != nil {
+		if o.GetNamespace() == "" || len(o.GetOwnerReferences()) > 0 {
 			o.SetManagedFields(nil)
 			return in, nil
 		}

@@ -87,10 +87,14 @@ func TestStubUncontrolled(t *testing.T) {
 	transform := StubUncontrolled("ring-controller.atlas")
 	uncontrolled := func() metav1.ObjectMeta {
 		m := tenantMeta("o")
-		m.OwnerReferences[0].Controller = nil
+		m.OwnerReferences = nil
 		m.Finalizers = []string{"tenant/keep"}
 		return m
 	}
+	owned := tenantMeta("o")
+	owned.OwnerReferences[0].Controller = nil
+	ownedWant := owned
+	ownedWant.ManagedFields = nil
 	stubMeta := metav1.ObjectMeta{
 		Namespace: "team", Name: "o", UID: "uid-1", ResourceVersion: "7",
 		Labels: map[string]string{"ring-controller.atlas": "ascend-910", "other": "a"},
@@ -126,12 +130,12 @@ func TestStubUncontrolled(t *testing.T) {
 		want any
 	}{
 		{
-			name: "pod no controller owns",
+			name: "pod nothing owns",
 			in:   &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: uncontrolled(), Spec: podSpec},
 			want: &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: stubMeta},
 		},
 		{
-			name: "StatefulSet no controller owns",
+			name: "StatefulSet nothing owns",
 			in:   &appsv1.StatefulSet{ObjectMeta: uncontrolled(), Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3)}},
 			want: &appsv1.StatefulSet{ObjectMeta: stubMeta},
 		},
@@ -145,6 +149,11 @@ func TestStubUncontrolled(t *testing.T) {
 			name: "unstructured",
 			in:   u,
 			want: wantU,
+		},
+		{
+			name: "an owned Service is whole",
+			in:   &corev1.Service{ObjectMeta: owned, Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.1"}},
+			want: &corev1.Service{ObjectMeta: ownedWant, Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.1"}},
 		},
 		{
 			name: "a controller's pod is whole",

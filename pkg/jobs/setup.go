@@ -26,7 +26,7 @@ type Options struct {
 // Setup runs, on mgr, a reconciler and a validating webhook for each kind.
 // The kinds share one cache of the objects labelled with a job name (pods,
 // Services, ConfigMaps, PodGroups, dependents), apart from the manager's;
-// of those no controller owns it holds stubs (cacheselector.StubUncontrolled).
+// of those nothing owns it holds stubs (cacheselector.StubUncontrolled).
 func Setup(mgr ctrl.Manager, kinds []Kind, opts Options) error {
 	if opts.Workers == 0 {
 		opts.Workers = 4

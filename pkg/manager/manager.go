@@ -157,7 +157,7 @@ func NewScheme() (*runtime.Scheme, error) {
 // ConfigMaps (the rank-table controller keeps a cache of its own of these).
 // A tenant can put these labels on objects of its own, so the cache also
 // holds no more of each object than the controllers read: no managed
-// fields; of pods, Jobs and PVCs no controller owns, a stub
+// fields; of pods, Jobs and PVCs nothing owns, a stub
 // (StubUncontrolled); and of ConfigMaps, which no controller reads through
 // this cache (the client reads them from the API server, Uncached), the
 // metadata only (MetadataOnly), never the megabyte of data each may hold.
