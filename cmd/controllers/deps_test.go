@@ -14,22 +14,60 @@ var notLinked = map[string]string{
 	"google.golang.org/grpc":                              "the StorageShim controller needs only pkg/csis3/s3volume, not the CSI driver",
 }
 
-// TestDependencyBounds checks that cmd/controllers links none of
-// notLinked. The test binary links what the command does, so a new import
-// that pulls one in changes it and runs the test again.
-func TestDependencyBounds(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+// managerPkg is the manager that sets the controllers up; it imports them
+// all, so none of them may import it (or a package under it) back.
+const managerPkg = "github.com/accelstack/accelstack/pkg/manager"
+
+// deps returns the packages cmd/controllers links, each with its imports.
+// The test binary links what the command does, so a new import changes
+// it and runs the tests of this file again.
+func deps(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 100 {
-		t.Fatalf("go list -deps listed %d packages, too few to be cmd/controllers'", len(deps))
+	m := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		m[f[0]] = f[1:]
 	}
-	for _, p := range deps {
-		for bad, why := range notLinked {
-			if p == bad || strings.HasPrefix(p, bad+"/") {
-				t.Errorf("cmd/controllers links %s: %s (go list -deps -f '{{.ImportPath}}: {{.Imports}}' ./cmd/controllers names its importer)", p, why)
+	if len(m) < 100 {
+		t.Fatalf("go list -deps listed %d packages, too few to be cmd/controllers'", len(m))
+	}
+	return m
+}
+
+// under reports whether p is pkg or one of its subpackages.
+func under(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") }
+
+// TestDependencyBounds checks that cmd/controllers links none of
+// notLinked, naming what imports each one it does.
+func TestDependencyBounds(t *testing.T) {
+	m := deps(t)
+	for p, imports := range m {
+		for _, i := range imports {
+			for bad, why := range notLinked {
+				if under(i, bad) && !under(p, bad) {
+					t.Errorf("cmd/controllers links %s, imported by %s: %s", i, p, why)
+				}
+			}
+		}
+	}
+}
+
+// TestManagerImportedOnlyHere checks that no package but cmd/controllers
+// imports pkg/manager or a package under it: what the manager and the
+// controllers share (the cache selectors) is a leaf of its own
+// (pkg/cacheselector), so the package directories stay acyclic.
+func TestManagerImportedOnlyHere(t *testing.T) {
+	for p, imports := range deps(t) {
+		if p == "github.com/accelstack/accelstack/cmd/controllers" || under(p, managerPkg) {
+			continue
+		}
+		for _, i := range imports {
+			if under(i, managerPkg) {
+				t.Errorf("%s imports %s: what a controller shares with the manager belongs in a leaf outside pkg/manager", p, i)
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 // Package cacheselector builds the label selectors that restrict the
 // controllers' informer caches to the objects the controllers label as
-// their own, and the caches of those that build one of their own. It
-// imports nothing of the project, so that both pkg/manager's cache options
-// and the controllers can use it.
+// their own, and the caches of those that build one of their own. It is a
+// leaf that imports nothing of the project, and sits outside pkg/manager,
+// so that both pkg/manager's cache options and the controllers, which
+// pkg/manager imports, can use it without an import back into
+// pkg/manager.
 package cacheselector
 
 import (

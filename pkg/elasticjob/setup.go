@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 )
 
 // Options configures the ElasticJob controller.

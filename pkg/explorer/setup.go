@@ -18,8 +18,8 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 	"github.com/accelstack/accelstack/pkg/interactive"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // The default images of the sub-workloads.

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 )
 
 // NewCache returns a cache of the objects labelled with labelKey (and of

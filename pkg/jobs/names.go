@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 )
 
 // Labels the engine puts on every object of a job.

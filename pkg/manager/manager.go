@@ -24,6 +24,7 @@ import (
 
 	"github.com/accelstack/accelstack/api"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 	"github.com/accelstack/accelstack/pkg/datacube"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
@@ -31,7 +32,6 @@ import (
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/beamjob"
 	"github.com/accelstack/accelstack/pkg/jobs/kinds"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/project"
 	"github.com/accelstack/accelstack/pkg/queues"

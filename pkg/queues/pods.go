@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 )
 
 // ReasonInvalidConfiguration is the event reason for a pod whose

@@ -26,8 +26,8 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 	"github.com/accelstack/accelstack/pkg/jobs"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // DefaultToolsImage is the image whose workflow-tools binary sequences the

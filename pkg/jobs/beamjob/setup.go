@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 	"github.com/accelstack/accelstack/pkg/jobs"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // Setup runs the BeamJob controller on mgr. It watches, through a cache of

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/cacheselector"
 	"github.com/accelstack/accelstack/pkg/datacube"
-	"github.com/accelstack/accelstack/pkg/manager/cacheselector"
 )
 
 // Options configures the controller.
