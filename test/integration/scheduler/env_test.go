@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -285,6 +286,29 @@ func (e *env) waitGroupCondition(ctx context.Context, t *testing.T, ns, name, ty
 			}
 		}
 		return false, fmt.Sprintf("conditions %+v", pg.Status.Conditions)
+	})
+}
+
+// waitEvent waits until an event of reason about pod ns/name has a note
+// containing want.
+func (e *env) waitEvent(ctx context.Context, t *testing.T, ns, name, reason, want string) {
+	t.Helper()
+	eventually(ctx, t, fmt.Sprintf("event %s on %s with %q", reason, name, want), func() (bool, string) {
+		var list eventsv1.EventList
+		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, ev := range list.Items {
+			if ev.Regarding.Name != name {
+				continue
+			}
+			if ev.Reason == reason && strings.Contains(ev.Note, want) {
+				return true, ""
+			}
+			seen = append(seen, ev.Reason+": "+ev.Note)
+		}
+		return false, fmt.Sprintf("events on %s: %v", name, seen)
 	})
 }
 

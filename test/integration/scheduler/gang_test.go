@@ -73,3 +73,53 @@ func testGangTimeout(t *testing.T, e *env) {
 		t.Errorf("members of an incomplete gang bound: %v", b)
 	}
 }
+
+// testGangOverQuota: a gang whose members together exceed its queue's
+// quota, though each alone fits, is refused at PreFilter with the whole
+// gang's requests, so none of its members is reserved: every member says
+// so with nothing allocated, and none is bound.
+func testGangOverQuota(t *testing.T, e *env) {
+	ctx := testutil.SubtestContext(t)
+	pool := unique("gangquota")
+	e.node(t, pool, 16, nil, nil)
+	q := e.queue(t, pool, cpuQuota("4"))
+	ns := e.namespace(t, nil)
+	pg := e.podGroup(t, ns, q, 3)
+	names := []string{"g-0", "g-1", "g-2"}
+	for _, n := range names {
+		e.pod(t, ns, n, "2", groupLabels(pg, ""))
+	}
+	// A member counted alone (2 of 4) would be admitted and reserved.
+	for _, n := range names {
+		e.waitUnschedulable(ctx, t, ns, n, `queue "`+q+`": cpu requests 6 would exceed its quota 4 (0 allocated)`)
+	}
+	e.holdUnbound(ctx, t, time.Second, ns, names...)
+}
+
+// testGangMemberRecreated: a member of a started gang that is deleted and
+// created again (a restart) joins at once, the bound members counting for
+// the gang: it does not wait at Permit for a gang timeout.
+func testGangMemberRecreated(t *testing.T, e *env) {
+	ctx := testutil.SubtestContext(t)
+	pool := unique("rejoin")
+	e.node(t, pool, 8, nil, nil)
+	q := e.queue(t, pool, nil)
+	ns := e.namespace(t, nil)
+	pg := e.podGroup(t, ns, q, 3)
+	names := []string{"m-0", "m-1", "m-2"}
+	for _, n := range names {
+		e.pod(t, ns, n, "1", groupLabels(pg, ""))
+	}
+	e.waitBound(ctx, t, ns, names...)
+	if err := e.c.Delete(ctx, e.get(ctx, t, ns, "m-1")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "m-1 gone", func() (bool, string) { return e.get(ctx, t, ns, "m-1") == nil, "m-1 still exists" })
+	start := time.Now()
+	e.pod(t, ns, "m-1", "1", groupLabels(pg, ""))
+	e.waitBound(ctx, t, ns, "m-1")
+	if took := time.Since(start); took >= gangTimeout {
+		t.Errorf("the recreated member was bound after %v, not before a gang timeout (%v)", took, gangTimeout)
+	}
+	e.mustStayBound(ctx, t, ns, names...)
+}

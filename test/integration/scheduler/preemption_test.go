@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,8 +33,9 @@ func withPriority(p int32, more ...func(*schedv1beta1.QueueSpec)) func(*schedv1b
 // cluster of 300 cpu; queue A (quota 200, priority 1) runs three 50-cpu
 // pods, B (100, 1), C (50, 2) and D (200, 2) one each. A new pod of B is
 // blocked (no queue below its priority), one of C is blocked by C's quota,
-// and one of D runs by evicting A3: A is the lower-priority queue furthest
-// over its fair share, and A3 its youngest pod.
+// and one of D runs by evicting A3, which gets a Preempted event: A is the
+// lower-priority queue furthest over its fair share, and A3 its youngest
+// pod.
 func testWorkedExample(t *testing.T, e *env) {
 	ctx := testutil.SubtestContext(t)
 	pool := unique("example")
@@ -60,8 +62,33 @@ func testWorkedExample(t *testing.T, e *env) {
 	e.pod(t, ns, "d2", "50", queueLabel(d))
 	e.waitBound(ctx, t, ns, "d2")
 	eventually(ctx, t, "a3 gone", func() (bool, string) { return e.get(ctx, t, ns, "a3") == nil, "a3 still exists" })
+	e.waitEvent(ctx, t, ns, "a3", "Preempted", fmt.Sprintf("Preempted by %s/d2 (queue %q) on node ", ns, d))
 	e.mustStayBound(ctx, t, ns, "a1", "a2", "b1", "c1", "d1")
 	e.holdUnbound(ctx, t, time.Second, ns, "b2", "c2")
+}
+
+// testNoQueueUntouched: pods of no queue are never preempted. A node of 4
+// cpu holds one and a pod of a low-priority queue, 2 cpu each; a 4-cpu
+// pod of a high-priority queue could only get room by evicting both, so
+// it evicts nothing and says why.
+func testNoQueueUntouched(t *testing.T, e *env) {
+	ctx := testutil.SubtestContext(t)
+	pool := unique("untouched")
+	e.node(t, pool, 4, nil, nil)
+	low := e.queue(t, pool, withPriority(1))
+	high := e.queue(t, pool, withPriority(100))
+	ns := e.namespace(t, nil)
+	noQueue := e.podSpec(ns, "noqueue", "2", nil)
+	noQueue.Spec.NodeSelector = map[string]string{poolLabel: pool}
+	if err := e.c.Create(ctx, noQueue); err != nil {
+		t.Fatal(err)
+	}
+	e.pod(t, ns, "low", "2", queueLabel(low))
+	e.waitBound(ctx, t, ns, "noqueue", "low")
+	e.pod(t, ns, "urgent", "4", queueLabel(high))
+	e.waitUnschedulable(ctx, t, ns, "urgent", "evicting pods of lower-priority queues would not make room")
+	e.holdUnbound(ctx, t, time.Second, ns, "urgent")
+	e.mustStayBound(ctx, t, ns, "noqueue", "low")
 }
 
 // mustStayBound checks that the named pods exist and are bound.

@@ -18,6 +18,8 @@ func TestScheduler(t *testing.T) {
 			{"gang/allornothing", testGangAllOrNothing},
 			{"gang/roles", testGangRoles},
 			{"gang/timeout", testGangTimeout},
+			{"gang/overquota", testGangOverQuota},
+			{"gang/memberrecreated", testGangMemberRecreated},
 			{"queue/quota", testQuota},
 			{"queue/extendedquota", testExtendedQuota},
 			{"queue/closed", testClosed},
@@ -28,6 +30,7 @@ func TestScheduler(t *testing.T) {
 			{"preemption/workedexample", testWorkedExample},
 			{"preemption/nonpreemptible", testNonPreemptible},
 			{"preemption/wholegroup", testPreemptWholeGroup},
+			{"preemption/noqueue", testNoQueueUntouched},
 			{"jobs/pytorchgang", testPyTorchGang},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
