@@ -14,6 +14,15 @@ var notLinked = map[string]string{
 	"google.golang.org/grpc":                              "the StorageShim controller needs only pkg/csis3/s3volume, not the CSI driver",
 }
 
+// notImported are imports between sibling controllers that must not come
+// back: importer (and its subpackages), the package it must not import,
+// and where what it needed lives instead.
+var notImported = []struct{ importer, imported, instead string }{
+	{"github.com/accelstack/accelstack/pkg/serving", "github.com/accelstack/accelstack/pkg/datacube", "the executor's image and environment are in pkg/datacube/executorenv"},
+	{"github.com/accelstack/accelstack/pkg/explorer", "github.com/accelstack/accelstack/pkg/notebook", "the activity sidecar's image is in pkg/activity"},
+	{"github.com/accelstack/accelstack/pkg/tensorboard", "github.com/accelstack/accelstack/pkg/notebook", "the activity sidecar's image is in pkg/activity"},
+}
+
 // managerPkg is the manager that sets the controllers up; it imports them
 // all, so none of them may import it (or a package under it) back.
 const managerPkg = "github.com/accelstack/accelstack/pkg/manager"
@@ -68,6 +77,23 @@ func TestManagerImportedOnlyHere(t *testing.T) {
 		for _, i := range imports {
 			if under(i, managerPkg) {
 				t.Errorf("%s imports %s: what a controller shares with the manager belongs in a leaf outside pkg/manager", p, i)
+			}
+		}
+	}
+}
+
+// TestSiblingImports checks that no controller imports a sibling of
+// notImported for what belongs to a shared contract.
+func TestSiblingImports(t *testing.T) {
+	for p, imports := range deps(t) {
+		for _, rule := range notImported {
+			if !under(p, rule.importer) {
+				continue
+			}
+			for _, i := range imports {
+				if i == rule.imported {
+					t.Errorf("%s imports %s: %s", p, i, rule.instead)
+				}
 			}
 		}
 	}

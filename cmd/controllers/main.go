@@ -18,7 +18,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/explorer"
@@ -69,7 +69,7 @@ func main() {
 	fs.Check(func() error {
 		return cli.OneOf("mlservice-backend", opts.MLServiceBackend, mlservice.BackendAuto, mlservice.BackendRaw, mlservice.BackendKnative)
 	})
-	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", datacube.DefaultExecutorImage, "Image of the DataCube transfer executor.")
+	fs.StringVar(&opts.DataCubeExecutorImage, "datacube-executor-image", executorenv.DefaultImage, "Image of the DataCube transfer executor.")
 	fs.StringVar(&opts.KubeconfigServer, "kubeconfig-server", "", "API server URL that ServiceAccountToken kubeconfigs point at; empty means the address the controllers use.")
 	fs.DurationVar(&opts.TokenMaxDuration, "serviceaccounttoken-max-duration", satoken.DefaultMaxDuration, "Longest spec.duration a ServiceAccountToken may ask for; a duration of 0 means this.")
 	kubeconfigCA := fs.String("kubeconfig-ca-file", "", "PEM file of the CA of --kubeconfig-server; empty means the CA the controllers trust.")

@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 )
 
@@ -81,8 +81,8 @@ func TestDeployRunsTheImages(t *testing.T) {
 		t.Errorf("%s (want the accelstack images the manifests name)", diff)
 	}
 
-	if want := Ref(Registry, "datacube-executor", Tag); datacube.DefaultExecutorImage != want {
-		t.Errorf("the controllers run DataCube transfers in %s by default, make images builds %s", datacube.DefaultExecutorImage, want)
+	if want := Ref(Registry, "datacube-executor", Tag); executorenv.DefaultImage != want {
+		t.Errorf("the controllers run DataCube transfers in %s by default, make images builds %s", executorenv.DefaultImage, want)
 	}
 	if want := Ref(Registry, "workflow-events", Tag); eventlistener.DefaultImage != want {
 		t.Errorf("the controllers run EventListeners and WorkflowTriggers in %s by default, make images builds %s", eventlistener.DefaultImage, want)

@@ -26,9 +26,6 @@ import (
 	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
-// DefaultExecutorImage is the image of the transfer executor.
-const DefaultExecutorImage = "ghcr.io/accelstack/datacube-executor:latest"
-
 // Condition messages, as the platform prints them.
 const (
 	MessageInitialized = "The DataCube is initialized"
@@ -51,7 +48,7 @@ type Reconciler struct {
 // carry NameLabelKey); apiReader reads from the API server.
 func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, image string) *Reconciler {
 	if image == "" {
-		image = DefaultExecutorImage
+		image = executorenv.DefaultImage
 	}
 	return &Reconciler{client: c, apiReader: apiReader, recorder: recorder, image: image}
 }

@@ -1,12 +1,18 @@
 // Package executorenv is the contract between the DataCube controller and
 // the transfer executor it runs in a batch/v1 Job (cmd/datacube-executor):
-// the environment the controller gives the executor's container, and the
-// Progress the executor writes back as its termination message. It is a
+// the executor's default image, the environment the controller gives the
+// executor's container, and the Progress the executor writes back as its
+// termination message. It is a
 // package of its own, importing no Kubernetes code, so that the executor
 // binary links none of the controller's.
 package executorenv
 
 import "strings"
+
+// DefaultImage is the image of the transfer executor, the controllers'
+// default for --datacube-executor-image; serving's storage initializer runs
+// it too.
+const DefaultImage = "ghcr.io/accelstack/datacube-executor:latest"
 
 // The environment of the executor container.
 const (

@@ -17,7 +17,7 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/cacheselector"
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
@@ -50,7 +50,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if opts.StorageInitializerImage == "" {
-		opts.StorageInitializerImage = datacube.DefaultExecutorImage
+		opts.StorageInitializerImage = executorenv.DefaultImage
 	}
 	if opts.RouterImage == "" {
 		opts.RouterImage = DefaultRouterImage

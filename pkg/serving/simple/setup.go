@@ -15,13 +15,13 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/cacheselector"
-	"github.com/accelstack/accelstack/pkg/datacube"
+	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 )
 
 // Options configures the controller.
 type Options struct {
 	// StorageInitializerImage runs the storage initializer (the DataCube
-	// executor's image); empty means datacube.DefaultExecutorImage.
+	// executor's image); empty means executorenv.DefaultImage.
 	StorageInitializerImage string
 }
 
@@ -34,7 +34,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if opts.StorageInitializerImage == "" {
-		opts.StorageInitializerImage = datacube.DefaultExecutorImage
+		opts.StorageInitializerImage = executorenv.DefaultImage
 	}
 	r := NewReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("simplemlservice-controller"), opts.StorageInitializerImage)
 	b := ctrl.NewControllerManagedBy(mgr).Named("simplemlservice").For(&tensorstackv1beta1.SimpleMLService{})
