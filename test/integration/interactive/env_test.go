@@ -82,14 +82,16 @@ func replicas(n int32) func(*appsv1.Deployment) bool {
 }
 
 // runPod plays the deployment controller and the kubelet: it creates a pod
-// of dep's template and writes its status, Running and ready, or with the
-// container container waiting for reason when that is set.
+// of dep's template, owned by dep (standing in for the ReplicaSet that owns
+// a real Deployment's pods), and writes its status, Running and ready, or
+// with the container container waiting for reason when that is set.
 func (e *env) runPod(ctx context.Context, t *testing.T, dep *appsv1.Deployment, container, reason string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: dep.Namespace, GenerateName: dep.Name + "-",
-			Labels: dep.Spec.Template.Labels,
+			Labels:          dep.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))},
 		},
 		Spec: *dep.Spec.Template.Spec.DeepCopy(),
 	}

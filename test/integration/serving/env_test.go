@@ -77,12 +77,14 @@ func (e *env) setDeploymentAvailable(ctx context.Context, t *testing.T, ns, name
 	}
 }
 
-// createPod creates a pod of dep as its ReplicaSet would.
+// createPod creates a pod of dep as its ReplicaSet would, owned by dep
+// (standing in for that ReplicaSet).
 func (e *env) createPod(ctx context.Context, t *testing.T, dep *appsv1.Deployment, name string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: name, Labels: dep.Spec.Template.Labels},
-		Spec:       dep.Spec.Template.Spec,
+		ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: name, Labels: dep.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
+		Spec: dep.Spec.Template.Spec,
 	}
 	testutil.MustCreate(ctx, t, e.c, pod)
 	return pod
