@@ -151,9 +151,11 @@ test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module'
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
 	echo "go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./..."; \
 	go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./...; scheduler=$$?; \
+	echo "go test -count=1 -run '^TestProxyAllocations$$' ./pkg/serving/router/ (its bytes bound holds without -race only)"; \
+	go test -count=1 -run '^TestProxyAllocations$$' ./pkg/serving/router/; norace=$$?; \
 	wait $$integration; integ=$$?; \
-	if [ $$unit -ne 0 ] || [ $$scheduler -ne 0 ] || [ $$integ -ne 0 ]; then \
-		echo "unit packages: exit $$unit; scheduler module: exit $$scheduler; integration: exit $$integ"; exit 1; fi
+	if [ $$unit -ne 0 ] || [ $$scheduler -ne 0 ] || [ $$norace -ne 0 ] || [ $$integ -ne 0 ]; then \
+		echo "unit packages: exit $$unit; scheduler module: exit $$scheduler; router without -race: exit $$norace; integration: exit $$integ"; exit 1; fi
 
 .PHONY: bench
 bench: envtest-assets tools bench-tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
