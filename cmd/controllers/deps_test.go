@@ -10,8 +10,10 @@ import (
 // not link, with why: each controller imports only the leaf contract of
 // the server or binary it runs, never the server itself.
 var notLinked = map[string]string{
-	"github.com/accelstack/accelstack/pkg/serving/router": "the MLService controller needs only pkg/serving/routerconfig",
-	"google.golang.org/grpc":                              "the StorageShim controller needs only pkg/csis3/s3volume, not the CSI driver",
+	"github.com/accelstack/accelstack/pkg/serving/router":       "the MLService controller needs only pkg/serving/routerconfig",
+	"github.com/accelstack/accelstack/pkg/eventlistener/server": "the EventListener controller needs only pkg/eventlistener/serverconfig",
+	"github.com/cloudevents/sdk-go":                             "only the router and the workflow-events servers send or take CloudEvents",
+	"google.golang.org/grpc":                                    "the StorageShim controller needs only pkg/csis3/s3volume, not the CSI driver",
 }
 
 // notImported are imports between sibling controllers that must not come

@@ -19,6 +19,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 	"github.com/accelstack/accelstack/pkg/version"
 )
 
@@ -62,7 +63,7 @@ func main() {
 
 // addr is the flag of the servers' address.
 func addr(fs *cli.FlagSet) *string {
-	return fs.String("address", fmt.Sprintf(":%d", server.Port), "Address to serve on.")
+	return fs.String("address", fmt.Sprintf(":%d", serverconfig.Port), "Address to serve on.")
 }
 
 func listen() {
@@ -88,11 +89,11 @@ func listen() {
 	fs.DurationVar(&cfg.DeliveryDeadline, "delivery-deadline", cfg.DeliveryDeadline, "How long an accepted event is retried before it is dropped.")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "Events being delivered at most; more requests get 503.")
 	fs.Int64Var(&cfg.MaxSpoolBytes, "max-spool-bytes", cfg.MaxSpoolBytes, "Bytes of the events being delivered at most; more requests get 503.")
-	fs.Env("namespace", server.EnvListenerNamespace)
-	fs.Env("name", server.EnvListenerName)
-	fs.Env("subscribers", server.EnvSubscribers)
+	fs.Env("namespace", serverconfig.EnvListenerNamespace)
+	fs.Env("name", serverconfig.EnvListenerName)
+	fs.Env("subscribers", serverconfig.EnvSubscribers)
 	fs.StringVar(&cfg.SecretFile, "secret-file", "", "File holding the shared secret requests must be signed with (GitHub X-Hub-Signature-256 or GitLab X-Gitlab-Token); empty takes every request.")
-	fs.Env("secret-file", server.EnvSecretFile)
+	fs.Env("secret-file", serverconfig.EnvSecretFile)
 	fs.Check(func() error {
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("invalid flags: %w", err)
@@ -110,13 +111,13 @@ func trigger() {
 	var config string
 	fs.StringVar(&config, "config", "", "The WorkflowTrigger's namespace, name, event sources and workflowRunSpec, as JSON.")
 	maxEventBytes := fs.Int64("max-event-bytes", server.DefaultMaxEventBytes, "Largest event; a larger one is refused.")
-	fs.Env("config", server.EnvTriggerConfig)
-	rate := fs.Float64("rate", server.DefaultTriggerRate, "Runs a second created on average; more events get 429.")
-	burst := fs.Int("burst", server.DefaultTriggerBurst, "Runs created at once above the rate.")
-	var cfg server.TriggerConfig
+	fs.Env("config", serverconfig.EnvTriggerConfig)
+	rate := fs.Float64("rate", serverconfig.DefaultTriggerRate, "Runs a second created on average; more events get 429.")
+	burst := fs.Int("burst", serverconfig.DefaultTriggerBurst, "Runs created at once above the rate.")
+	var cfg serverconfig.TriggerConfig
 	fs.Check(func() error {
 		var err error
-		if cfg, err = server.ParseTriggerConfig(config); err != nil {
+		if cfg, err = serverconfig.ParseTriggerConfig(config); err != nil {
 			return fmt.Errorf("invalid value for flag --config: %w", err)
 		}
 		if *rate <= 0 || *burst < 1 {

@@ -14,7 +14,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // EventRunDeleted is the event reason of a run deleted beyond a trigger's
@@ -30,7 +30,7 @@ const EventRunDeleted = "RunDeleted"
 func (r *TriggerReconciler) pruneRuns(ctx context.Context, wt *triggersv1beta1.WorkflowTrigger) error {
 	var list batchv1beta1.WorkflowRunList
 	if err := r.client.List(ctx, &list, client.InNamespace(wt.Namespace),
-		client.MatchingLabels{server.WorkflowTriggerUIDLabelKey: string(wt.UID)}); err != nil {
+		client.MatchingLabels{serverconfig.WorkflowTriggerUIDLabelKey: string(wt.UID)}); err != nil {
 		return fmt.Errorf("listing the trigger's WorkflowRuns: %w", err)
 	}
 	var done []*batchv1beta1.WorkflowRun

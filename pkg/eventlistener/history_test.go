@@ -14,14 +14,14 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // triggerRun is a run of the trigger with uid in phase, finished at
 // minute (when it is finished).
 func triggerRun(name string, uid types.UID, phase batchv1beta1.NodePhase, minute int) *batchv1beta1.WorkflowRun {
 	r := &batchv1beta1.WorkflowRun{ObjectMeta: metav1.ObjectMeta{
-		Namespace: "demo", Name: name, Labels: map[string]string{server.WorkflowTriggerUIDLabelKey: string(uid)},
+		Namespace: "demo", Name: name, Labels: map[string]string{serverconfig.WorkflowTriggerUIDLabelKey: string(uid)},
 		CreationTimestamp: metav1.NewTime(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)),
 	}}
 	r.Status.Phase = phase

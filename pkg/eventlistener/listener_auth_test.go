@@ -6,7 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // TestListenerSecretMounted checks that a listener with auth mounts its
@@ -38,8 +38,8 @@ func TestListenerSecretMounted(t *testing.T) {
 			if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != secretDir || !c.VolumeMounts[0].ReadOnly {
 				t.Errorf("mounts %+v, want %s read-only", c.VolumeMounts, secretDir)
 			}
-			if got := envOf(c)[server.EnvSecretFile]; got != secretDir+"/"+secretFile {
-				t.Errorf("%s = %q, want %s/%s", server.EnvSecretFile, got, secretDir, secretFile)
+			if got := envOf(c)[serverconfig.EnvSecretFile]; got != secretDir+"/"+secretFile {
+				t.Errorf("%s = %q, want %s/%s", serverconfig.EnvSecretFile, got, secretDir, secretFile)
 			}
 			for _, e := range c.Env {
 				if e.ValueFrom != nil {
@@ -56,7 +56,7 @@ func TestListenerSecretMounted(t *testing.T) {
 	if v := dep.Spec.Template.Spec.Volumes; len(v) != 0 {
 		t.Errorf("a listener without auth mounts %+v", v)
 	}
-	if _, ok := envOf(dep.Spec.Template.Spec.Containers[0])[server.EnvSecretFile]; ok {
-		t.Errorf("a listener without auth has %s", server.EnvSecretFile)
+	if _, ok := envOf(dep.Spec.Template.Spec.Containers[0])[serverconfig.EnvSecretFile]; ok {
+		t.Errorf("a listener without auth has %s", serverconfig.EnvSecretFile)
 	}
 }

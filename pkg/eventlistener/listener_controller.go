@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // staleRetry is when a reconcile that met a stale cache runs again.
@@ -102,15 +102,15 @@ func (r *ListenerReconciler) reconcileObjects(ctx context.Context, el *triggersv
 	}
 	s := serverSpec{
 		name:      name,
-		labels:    objectLabels(name, listenerComponent, server.EventListenerLabelKey, el.Name),
+		labels:    objectLabels(name, listenerComponent, serverconfig.EventListenerLabelKey, el.Name),
 		replicas:  el.Spec.Replicas,
 		resources: el.Spec.Resources,
 		image:     r.opts.Image,
 		command:   "listen",
 		env: []corev1.EnvVar{
-			{Name: server.EnvListenerNamespace, Value: el.Namespace},
-			{Name: server.EnvListenerName, Value: el.Name},
-			{Name: server.EnvSubscribers, Value: strings.Join(subscribers, ",")},
+			{Name: serverconfig.EnvListenerNamespace, Value: el.Namespace},
+			{Name: serverconfig.EnvListenerName, Value: el.Name},
+			{Name: serverconfig.EnvSubscribers, Value: strings.Join(subscribers, ",")},
 		},
 	}
 	if a := el.Spec.Auth; a != nil {
@@ -140,7 +140,7 @@ func addSecret(s *serverSpec, a *triggersv1beta1.EventListenerAuth) {
 		DefaultMode: ptr.To[int32](0o440),
 	}}})
 	s.mounts = append(s.mounts, corev1.VolumeMount{Name: "auth", MountPath: secretDir, ReadOnly: true})
-	s.env = append(s.env, corev1.EnvVar{Name: server.EnvSecretFile, Value: secretDir + "/" + secretFile})
+	s.env = append(s.env, corev1.EnvVar{Name: serverconfig.EnvSecretFile, Value: secretDir + "/" + secretFile})
 }
 
 // subscribers returns the URLs of the valid triggers of the listener's

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // WorkflowEventsLabelKey is the label, on the Deployments, Services and
@@ -66,7 +66,7 @@ func InClusterURL(namespace, name string) string {
 // TriggerURL returns the address listeners deliver events to: the
 // trigger's headless Service, name, at the servers' own port.
 func TriggerURL(namespace, name string) string {
-	return fmt.Sprintf("%s:%d", InClusterURL(namespace, name), server.Port)
+	return fmt.Sprintf("%s:%d", InClusterURL(namespace, name), serverconfig.Port)
 }
 
 // ExternalURL returns the URL an ingress at host serves the listener name
@@ -75,7 +75,7 @@ func ExternalURL(host, namespace, name string) string {
 	if host == "" {
 		return ""
 	}
-	return "https://" + host + server.Source(namespace, name)
+	return "https://" + host + serverconfig.Source(namespace, name)
 }
 
 // objectLabels returns the labels of the objects named object of the

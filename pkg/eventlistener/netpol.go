@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update
@@ -43,7 +43,7 @@ func triggerNetworkPolicy(namespace, name string, labels map[string]string, list
 	if len(peers) > 0 {
 		np.Spec.Ingress = append(np.Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
 			From:  peers,
-			Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(server.Port))}},
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(serverconfig.Port))}},
 		})
 	}
 	return np

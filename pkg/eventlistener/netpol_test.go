@@ -6,7 +6,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 func TestTriggerNetworkPolicy(t *testing.T) {
@@ -37,8 +37,8 @@ func TestTriggerNetworkPolicy(t *testing.T) {
 		rule.From[0].PodSelector.MatchLabels[WorkflowEventsLabelKey] != ListenerObjectName(el.Name, el.UID) {
 		t.Errorf("from %+v, want the listener's pods of the namespace only", rule.From)
 	}
-	if len(rule.Ports) != 1 || rule.Ports[0].Port == nil || rule.Ports[0].Port.IntVal != server.Port {
-		t.Errorf("ports %+v, want %d", rule.Ports, server.Port)
+	if len(rule.Ports) != 1 || rule.Ports[0].Port == nil || rule.Ports[0].Port.IntVal != serverconfig.Port {
+		t.Errorf("ports %+v, want %d", rule.Ports, serverconfig.Port)
 	}
 
 	// A trigger whose listener does not exist admits nothing: no rule,

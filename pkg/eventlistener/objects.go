@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // SpecHashAnnotationKey is the annotation, on a Deployment or Service,
@@ -108,10 +108,10 @@ func (s serverSpec) deployment(namespace string) *appsv1.Deployment {
 						Args:           []string{s.command},
 						Env:            s.env,
 						VolumeMounts:   s.mounts,
-						Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: server.Port, Protocol: corev1.ProtocolTCP}},
+						Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: serverconfig.Port, Protocol: corev1.ProtocolTCP}},
 						Resources:      resources,
-						ReadinessProbe: probe(server.ReadyzPath),
-						LivenessProbe:  probe(server.HealthzPath),
+						ReadinessProbe: probe(serverconfig.ReadyzPath),
+						LivenessProbe:  probe(serverconfig.HealthzPath),
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),
 							ReadOnlyRootFilesystem:   ptr.To(true),
@@ -139,7 +139,7 @@ func (s serverSpec) service(namespace string) *corev1.Service {
 	}
 	if s.headless {
 		svc.Spec.ClusterIP = corev1.ClusterIPNone
-		svc.Spec.Ports[0].Port = server.Port
+		svc.Spec.Ports[0].Port = serverconfig.Port
 	}
 	return svc
 }

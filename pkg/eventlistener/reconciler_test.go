@@ -22,7 +22,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // fixture is a fake cluster and the two reconcilers over it.
@@ -123,7 +123,7 @@ func TestListenerObjects(t *testing.T) {
 		t.Errorf("replicas %d, want 1", got)
 	}
 	wantLabels := map[string]string{
-		WorkflowEventsLabelKey: name, server.EventListenerLabelKey: el.Name,
+		WorkflowEventsLabelKey: name, serverconfig.EventListenerLabelKey: el.Name,
 		"app.kubernetes.io/name": "workflow-events", "app.kubernetes.io/component": "event-listener",
 	}
 	if diff := cmp.Diff(wantLabels, dep.Spec.Template.Labels); diff != "" {
@@ -149,7 +149,7 @@ func TestListenerObjects(t *testing.T) {
 	if diff := cmp.Diff(DefaultResources(), ctr.Resources); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
-	wantEnv := map[string]string{server.EnvListenerNamespace: "demo", server.EnvListenerName: el.Name, server.EnvSubscribers: ""}
+	wantEnv := map[string]string{serverconfig.EnvListenerNamespace: "demo", serverconfig.EnvListenerName: el.Name, serverconfig.EnvSubscribers: ""}
 	if diff := cmp.Diff(wantEnv, envOf(ctr)); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
@@ -196,7 +196,7 @@ func TestListenerSubscribersAndSpec(t *testing.T) {
 	dep := &appsv1.Deployment{}
 	f.get(t, name, dep)
 	url1 := "http://" + TriggerObjectName("t1", t1.UID) + ".demo.svc.cluster.local:8080"
-	if got := envOf(dep.Spec.Template.Spec.Containers[0])[server.EnvSubscribers]; got != url1 {
+	if got := envOf(dep.Spec.Template.Spec.Containers[0])[serverconfig.EnvSubscribers]; got != url1 {
 		t.Errorf("subscribers %q, want %q", got, url1)
 	}
 	if got := ptr.Deref(dep.Spec.Replicas, -1); got != 3 {
@@ -217,7 +217,7 @@ func TestListenerSubscribersAndSpec(t *testing.T) {
 	ctr := dep.Spec.Template.Spec.Containers[0]
 	urls := []string{url1, "http://" + TriggerObjectName("t2", t2.UID) + ".demo.svc.cluster.local:8080"}
 	slices.Sort(urls)
-	if got, want := envOf(ctr)[server.EnvSubscribers], strings.Join(urls, ","); got != want {
+	if got, want := envOf(ctr)[serverconfig.EnvSubscribers], strings.Join(urls, ","); got != want {
 		t.Errorf("subscribers %q, want %q", got, want)
 	}
 	if diff := cmp.Diff(*el.Spec.Resources, ctr.Resources); diff != "" {
@@ -241,11 +241,11 @@ func TestTriggerObjects(t *testing.T) {
 	if !cmp.Equal(ctr.Args, []string{"trigger"}) || pod.Containers[0].Name != "trigger" {
 		t.Errorf("container %s args %v", ctr.Name, ctr.Args)
 	}
-	cfg, err := server.ParseTriggerConfig(envOf(ctr)[server.EnvTriggerConfig])
+	cfg, err := serverconfig.ParseTriggerConfig(envOf(ctr)[serverconfig.EnvTriggerConfig])
 	if err != nil {
 		t.Fatalf("the trigger config: %v", err)
 	}
-	wantCfg := server.TriggerConfig{Namespace: "demo", Name: wt.Name, UID: wt.UID, EventSources: wt.Spec.EventSources, WorkflowRunSpec: wt.Spec.WorkflowRunSpec,
+	wantCfg := serverconfig.TriggerConfig{Namespace: "demo", Name: wt.Name, UID: wt.UID, EventSources: wt.Spec.EventSources, WorkflowRunSpec: wt.Spec.WorkflowRunSpec,
 		MaxLiveRuns: triggersv1beta1.DefaultMaxLiveRuns}
 	if diff := cmp.Diff(wantCfg, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // TriggerReconciler keeps the Deployment and Service of each
@@ -102,12 +102,12 @@ func (r *TriggerReconciler) reconcileObjects(ctx context.Context, wt *triggersv1
 	name := TriggerObjectName(wt.Name, wt.UID)
 	s := serverSpec{
 		name:               name,
-		labels:             objectLabels(name, triggerComponent, server.WorkflowTriggerLabelKey, wt.Name),
+		labels:             objectLabels(name, triggerComponent, serverconfig.WorkflowTriggerLabelKey, wt.Name),
 		replicas:           wt.Spec.Replicas,
 		resources:          wt.Spec.Resources,
 		image:              r.opts.Image,
 		command:            "trigger",
-		env:                []corev1.EnvVar{{Name: server.EnvTriggerConfig, Value: config}},
+		env:                []corev1.EnvVar{{Name: serverconfig.EnvTriggerConfig, Value: config}},
 		serviceAccountName: wt.Spec.ServiceAccountName,
 		// The pod creates the runs as its service account.
 		mountToken: true,
@@ -130,9 +130,9 @@ func (r *TriggerReconciler) reconcileObjects(ctx context.Context, wt *triggersv1
 	return dep, nil
 }
 
-// TriggerConfigJSON returns the server.TriggerConfig of wt as JSON.
+// TriggerConfigJSON returns the serverconfig.TriggerConfig of wt as JSON.
 func TriggerConfigJSON(wt *triggersv1beta1.WorkflowTrigger) (string, error) {
-	b, err := json.Marshal(server.TriggerConfig{
+	b, err := json.Marshal(serverconfig.TriggerConfig{
 		Namespace:       wt.Namespace,
 		Name:            wt.Name,
 		UID:             wt.UID,

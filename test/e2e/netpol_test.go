@@ -17,7 +17,7 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 	"github.com/accelstack/accelstack/pkg/explorer"
 	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/notebook"
@@ -171,7 +171,7 @@ func checkTriggerNetworkPolicy(t *testing.T, c client.Client, ns, listenerIP str
 	trigger := ""
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil && running(&p) && p.Status.PodIP != "" {
-			trigger = net.JoinHostPort(p.Status.PodIP, strconv.Itoa(server.Port))
+			trigger = net.JoinHostPort(p.Status.PodIP, strconv.Itoa(serverconfig.Port))
 		}
 	}
 	if trigger == "" {
@@ -180,7 +180,7 @@ func checkTriggerNetworkPolicy(t *testing.T, c client.Client, ns, listenerIP str
 	if !hostConnects(trigger) {
 		t.Fatalf("the host cannot connect to the trigger at %s: the check below would mean nothing", trigger)
 	}
-	listener := net.JoinHostPort(listenerIP, strconv.Itoa(server.Port))
+	listener := net.JoinHostPort(listenerIP, strconv.Itoa(serverconfig.Port))
 	probeReach(t, ns, "intruder", []reach{{listener, true}, {trigger, false}}, "")
 }
 

@@ -21,7 +21,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta2 "github.com/accelstack/accelstack/api/tensorstack/v1beta2"
-	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 	"github.com/accelstack/accelstack/test/cluster"
 )
 
@@ -445,7 +445,7 @@ spec:
 				continue
 			}
 			for _, e := range p.Spec.Containers[0].Env {
-				if e.Name == server.EnvSubscribers && strings.Contains(e.Value, "on-push-workflowtrigger") {
+				if e.Name == serverconfig.EnvSubscribers && strings.Contains(e.Value, "on-push-workflowtrigger") {
 					ip = p.Status.PodIP
 					return true, nil
 				}

@@ -17,4 +17,8 @@
 // Neither evaluates anything of a request: values are compared with
 // filters and copied into params as strings. Neither logs a request's
 // body or headers.
+//
+// What the controller configures them with (port, environment, the
+// trigger's TriggerConfig, the labels of the runs) is package
+// serverconfig.
 package server

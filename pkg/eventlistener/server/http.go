@@ -11,17 +11,20 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // shutdownTimeout bounds the wait for the requests under way at shutdown.
 const shutdownTimeout = 10 * time.Second
 
-// Mux returns a handler serving HealthzPath, ReadyzPath (ready while ready
-// holds) and everything else with h.
+// Mux returns a handler serving serverconfig.HealthzPath,
+// serverconfig.ReadyzPath (ready while ready holds) and everything else
+// with h.
 func Mux(h http.Handler, ready *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
-	mux.HandleFunc("GET "+ReadyzPath, func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+serverconfig.HealthzPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("GET "+serverconfig.ReadyzPath, func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return

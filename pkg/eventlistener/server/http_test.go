@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 func readyTrue() *atomic.Bool {
@@ -37,7 +39,7 @@ func TestServe(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	for path, want := range map[string]string{HealthzPath: "ok", ReadyzPath: "ok", "/t9k/workflow/triggers/a/b": "app"} {
+	for path, want := range map[string]string{serverconfig.HealthzPath: "ok", serverconfig.ReadyzPath: "ok", "/t9k/workflow/triggers/a/b": "app"} {
 		if code, body := get(path); code != http.StatusOK || body != want {
 			t.Errorf("GET %s: %d %q, want 200 %q", path, code, body, want)
 		}
@@ -63,7 +65,7 @@ func TestMuxNotReady(t *testing.T) {
 	}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	resp, err := http.Get("http://" + ln.Addr().String() + ReadyzPath)
+	resp, err := http.Get("http://" + ln.Addr().String() + serverconfig.ReadyzPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // Defaults of ListenerConfig.
@@ -266,7 +267,7 @@ func jsonContentType(ct string) bool {
 func (l *Listener) event(doc []byte) event.Event {
 	e := cloudevents.NewEvent()
 	e.SetID(uuid.NewString())
-	e.SetSource(Source(l.cfg.Namespace, l.cfg.Name))
+	e.SetSource(serverconfig.Source(l.cfg.Namespace, l.cfg.Name))
 	e.SetType(EventType)
 	e.SetTime(time.Now())
 	_ = e.SetData(cloudevents.ApplicationJSON, doc) // bytes are kept as they are

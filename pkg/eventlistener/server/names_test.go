@@ -5,22 +5,6 @@ import (
 	"testing"
 )
 
-func TestSource(t *testing.T) {
-	s := Source("demo", "event-listener-sample")
-	if s != "/t9k/workflow/triggers/demo/event-listener-sample" {
-		t.Errorf("Source = %q", s)
-	}
-	ns, name, ok := ParseSource(s)
-	if !ok || ns != "demo" || name != "event-listener-sample" {
-		t.Errorf("ParseSource(%q) = %q, %q, %v", s, ns, name, ok)
-	}
-	for _, bad := range []string{"", "/t9k/workflow/triggers/", "/t9k/workflow/triggers/demo", "/t9k/workflow/triggers/demo/", "/t9k/workflow/triggers//x", "/t9k/workflow/triggers/a/b/c", "/other/demo/x"} {
-		if _, _, ok := ParseSource(bad); ok {
-			t.Errorf("ParseSource(%q) succeeded", bad)
-		}
-	}
-}
-
 func TestRunName(t *testing.T) {
 	if got := RunName("event-listener-sample", "workflow-trigger-sample", "87a0d"); got != "event-listener-sample-workflow-trigger-sample-87a0d" {
 		t.Errorf("RunName = %q, want the seed's", got)

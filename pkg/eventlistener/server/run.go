@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // RunListener serves the listener of cfg on addr until ctx ends, then waits
@@ -31,7 +32,7 @@ func RunListener(ctx context.Context, addr string, cfg ListenerConfig) error {
 
 // RunTrigger serves the trigger of cfg on addr until ctx ends, creating runs
 // through the API server of restConfig.
-func RunTrigger(ctx context.Context, addr string, cfg TriggerConfig, restConfig *rest.Config, maxEventBytes int64) error {
+func RunTrigger(ctx context.Context, addr string, cfg serverconfig.TriggerConfig, restConfig *rest.Config, maxEventBytes int64) error {
 	c, err := NewRunClient(restConfig)
 	if err != nil {
 		return err

@@ -5,10 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -17,7 +15,6 @@ import (
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -26,67 +23,12 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // DefaultMaxEventBytes bounds an event a trigger takes: a listener's
 // largest body with its headers.
 const DefaultMaxEventBytes = 4 << 20
-
-// The rate of runs a trigger pod creates when its config sets none: a run a
-// second on average, 10 at once. An event over it is answered 429, which
-// the listener retries later.
-const (
-	DefaultTriggerRate  = 1.0
-	DefaultTriggerBurst = 10
-)
-
-// TriggerConfig is what the controller tells a trigger server of its
-// WorkflowTrigger, as JSON in EnvTriggerConfig.
-type TriggerConfig struct {
-	// Namespace and Name are the WorkflowTrigger's; runs are created in
-	// Namespace.
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// EventSources are the trigger's listeners and filters.
-	EventSources []triggersv1beta1.EventSource `json:"eventSources"`
-	// UID is the WorkflowTrigger's: its runs are owned by it and labelled
-	// with it (WorkflowTriggerUIDLabelKey). Empty creates runs without an
-	// owner.
-	UID types.UID `json:"uid,omitempty"`
-	// WorkflowRunSpec is the spec of the runs.
-	WorkflowRunSpec batchv1beta1.WorkflowRunSpec `json:"workflowRunSpec"`
-	// MaxLiveRuns bounds the trigger's runs that have not finished; 0 is
-	// triggersv1beta1.DefaultMaxLiveRuns.
-	MaxLiveRuns int32 `json:"maxLiveRuns,omitempty"`
-	// Rate and Burst make the token bucket of the runs a trigger pod
-	// creates: Rate a second, at most Burst at once; 0 is
-	// DefaultTriggerRate and DefaultTriggerBurst.
-	Rate  float64 `json:"rate,omitempty"`
-	Burst int     `json:"burst,omitempty"`
-}
-
-// ParseTriggerConfig decodes the JSON of a TriggerConfig, refusing unknown
-// fields.
-func ParseTriggerConfig(s string) (TriggerConfig, error) {
-	var cfg TriggerConfig
-	d := json.NewDecoder(strings.NewReader(s))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&cfg); err != nil {
-		return cfg, fmt.Errorf("decoding the trigger config: %w", err)
-	}
-	return cfg, cfg.Validate()
-}
-
-// Validate returns an error when the config names no trigger or listener.
-func (c TriggerConfig) Validate() error {
-	if c.Namespace == "" || c.Name == "" {
-		return errors.New("the trigger's namespace and name are required")
-	}
-	if len(c.EventSources) == 0 {
-		return errors.New("the trigger has no event source")
-	}
-	return nil
-}
 
 // RunClient creates runs and lists those of a trigger; a controller-runtime
 // client is one.
@@ -97,13 +39,13 @@ type RunClient interface {
 
 // Trigger starts WorkflowRuns on the events of its listeners.
 type Trigger struct {
-	cfg     TriggerConfig
+	cfg     serverconfig.TriggerConfig
 	runs    RunClient
 	limiter *rate.Limiter
 }
 
 // NewTrigger returns the trigger of cfg creating and counting runs with c.
-func NewTrigger(cfg TriggerConfig, c RunClient) (*Trigger, error) {
+func NewTrigger(cfg serverconfig.TriggerConfig, c RunClient) (*Trigger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,10 +53,10 @@ func NewTrigger(cfg TriggerConfig, c RunClient) (*Trigger, error) {
 		cfg.MaxLiveRuns = triggersv1beta1.DefaultMaxLiveRuns
 	}
 	if cfg.Rate <= 0 {
-		cfg.Rate = DefaultTriggerRate
+		cfg.Rate = serverconfig.DefaultTriggerRate
 	}
 	if cfg.Burst <= 0 {
-		cfg.Burst = DefaultTriggerBurst
+		cfg.Burst = serverconfig.DefaultTriggerBurst
 	}
 	return &Trigger{cfg: cfg, runs: c, limiter: rate.NewLimiter(rate.Limit(cfg.Rate), cfg.Burst)}, nil
 }
@@ -160,7 +102,7 @@ func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 		log.Info("Refusing an event of an unknown type", "type", e.Type())
 		return cehttp.NewResult(http.StatusBadRequest, "the event type is not %s", EventType)
 	}
-	ns, listener, ok := ParseSource(e.Source())
+	ns, listener, ok := serverconfig.ParseSource(e.Source())
 	if !ok || ns != t.cfg.Namespace {
 		log.Info("Refusing an event from an unknown source", "source", e.Source())
 		return cehttp.NewResult(http.StatusBadRequest, "the source is no EventListener of namespace %s", t.cfg.Namespace)
@@ -241,9 +183,9 @@ func (t *Trigger) liveRuns(ctx context.Context) (int, error) {
 // the config has no UID.
 func (t *Trigger) runSelector() client.MatchingLabels {
 	if t.cfg.UID != "" {
-		return client.MatchingLabels{WorkflowTriggerUIDLabelKey: string(t.cfg.UID)}
+		return client.MatchingLabels{serverconfig.WorkflowTriggerUIDLabelKey: string(t.cfg.UID)}
 	}
-	return client.MatchingLabels{WorkflowTriggerLabelKey: t.cfg.Name}
+	return client.MatchingLabels{serverconfig.WorkflowTriggerLabelKey: t.cfg.Name}
 }
 
 // createAttempts is how many names createRun tries when one is taken.
@@ -257,7 +199,7 @@ func (t *Trigger) createRun(ctx context.Context, listener, eventID string, doc [
 	labels := map[string]string{}
 	var owners []metav1.OwnerReference
 	if t.cfg.UID != "" {
-		labels[WorkflowTriggerUIDLabelKey] = string(t.cfg.UID)
+		labels[serverconfig.WorkflowTriggerUIDLabelKey] = string(t.cfg.UID)
 		// Not blocking the trigger's deletion: that would take the right
 		// to update the trigger's finalizers.
 		owners = []metav1.OwnerReference{{
@@ -265,7 +207,7 @@ func (t *Trigger) createRun(ctx context.Context, listener, eventID string, doc [
 			Name: t.cfg.Name, UID: t.cfg.UID, Controller: ptr.To(true),
 		}}
 	}
-	for key, value := range map[string]string{WorkflowTriggerLabelKey: t.cfg.Name, EventListenerLabelKey: listener} {
+	for key, value := range map[string]string{serverconfig.WorkflowTriggerLabelKey: t.cfg.Name, serverconfig.EventListenerLabelKey: listener} {
 		// A name longer than a label value is not a label.
 		if len(validation.IsValidLabelValue(value)) == 0 {
 			labels[key] = value
@@ -281,7 +223,7 @@ func (t *Trigger) createRun(ctx context.Context, listener, eventID string, doc [
 				Namespace:       t.cfg.Namespace,
 				Name:            RunName(listener, t.cfg.Name, suffix),
 				Labels:          labels,
-				Annotations:     map[string]string{EventIDAnnotationKey: eventID},
+				Annotations:     map[string]string{serverconfig.EventIDAnnotationKey: eventID},
 				OwnerReferences: owners,
 			},
 			Spec: *spec,

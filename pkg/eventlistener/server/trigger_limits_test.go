@@ -14,18 +14,19 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // receiver returns the trigger of cfg over c and a function handing it an
 // event that passes the filters of triggerConfig, returning the reply's
 // status.
-func receiver(t *testing.T, cfg TriggerConfig, c client.Client) func() int {
+func receiver(t *testing.T, cfg serverconfig.TriggerConfig, c client.Client) func() int {
 	t.Helper()
 	tr, err := NewTrigger(cfg, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := newEvent(t, Source("demo", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request"}`)
+	ev := newEvent(t, serverconfig.Source("demo", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request"}`)
 	return func() int { return statusOf(tr.Receive(context.Background(), ev)) }
 }
 
@@ -53,7 +54,7 @@ func TestTriggerMaxLiveRuns(t *testing.T) {
 	cfg := triggerConfig()
 	cfg.UID, cfg.MaxLiveRuns = "trigger-uid", 2
 	run := func(name, uid string, phase batchv1beta1.NodePhase) *batchv1beta1.WorkflowRun {
-		r := &batchv1beta1.WorkflowRun{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, Labels: map[string]string{WorkflowTriggerUIDLabelKey: uid}}}
+		r := &batchv1beta1.WorkflowRun{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, Labels: map[string]string{serverconfig.WorkflowTriggerUIDLabelKey: uid}}}
 		r.Status.Phase = phase
 		return r
 	}
@@ -139,7 +140,7 @@ func TestTriggerRunOwned(t *testing.T) {
 	if ref == nil || ref.Kind != "WorkflowTrigger" || ref.Name != cfg.Name || ref.UID != cfg.UID || ref.APIVersion != triggersv1beta1.GroupVersion.String() {
 		t.Errorf("controller %+v, want the WorkflowTrigger", ref)
 	}
-	if got[0].Labels[WorkflowTriggerUIDLabelKey] != "trigger-uid" {
-		t.Errorf("labels %v, want %s", got[0].Labels, WorkflowTriggerUIDLabelKey)
+	if got[0].Labels[serverconfig.WorkflowTriggerUIDLabelKey] != "trigger-uid" {
+		t.Errorf("labels %v, want %s", got[0].Labels, serverconfig.WorkflowTriggerUIDLabelKey)
 	}
 }

@@ -25,13 +25,14 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 )
 
 // runName is the seed's shape of a run's name.
 var runName = regexp.MustCompile(`^event-listener-sample-workflow-trigger-sample-[0-9a-f]{5}$`)
 
-func triggerConfig() TriggerConfig {
-	return TriggerConfig{
+func triggerConfig() serverconfig.TriggerConfig {
+	return serverconfig.TriggerConfig{
 		Namespace: "demo",
 		Name:      "workflow-trigger-sample",
 		EventSources: []triggersv1beta1.EventSource{
@@ -114,7 +115,7 @@ func statusOf(res protocol.Result) int {
 }
 
 func TestTriggerReceive(t *testing.T) {
-	source := Source("demo", "event-listener-sample")
+	source := serverconfig.Source("demo", "event-listener-sample")
 	tests := []struct {
 		name       string
 		event      func(t *testing.T) event.Event
@@ -141,26 +142,28 @@ func TestTriggerReceive(t *testing.T) {
 		{
 			name: "the other source's filters",
 			event: func(t *testing.T) event.Event {
-				return newEvent(t, Source("demo", "other-listener"), nil, `{"n": 1.0}`)
+				return newEvent(t, serverconfig.Source("demo", "other-listener"), nil, `{"n": 1.0}`)
 			},
 			wantStatus: http.StatusOK, wantRuns: 1,
 		},
 		{
 			name: "sources are independent",
 			event: func(t *testing.T) event.Event {
-				return newEvent(t, Source("demo", "other-listener"), gitlabHeader(), `{"object_kind": "merge_request"}`)
+				return newEvent(t, serverconfig.Source("demo", "other-listener"), gitlabHeader(), `{"object_kind": "merge_request"}`)
 			},
 			wantStatus: http.StatusOK,
 		},
 		{
-			name:       "a listener no source names",
-			event:      func(t *testing.T) event.Event { return newEvent(t, Source("demo", "stranger"), gitlabHeader(), `{}`) },
+			name: "a listener no source names",
+			event: func(t *testing.T) event.Event {
+				return newEvent(t, serverconfig.Source("demo", "stranger"), gitlabHeader(), `{}`)
+			},
 			wantStatus: http.StatusOK,
 		},
 		{
 			name: "another namespace's listener",
 			event: func(t *testing.T) event.Event {
-				return newEvent(t, Source("prod", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request"}`)
+				return newEvent(t, serverconfig.Source("prod", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request"}`)
 			},
 			wantStatus: http.StatusBadRequest,
 		},
@@ -214,7 +217,7 @@ func TestTriggerRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEvent(t, Source("demo", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request", "hello": "world $(body.object_kind)"}`)
+	e := newEvent(t, serverconfig.Source("demo", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request", "hello": "world $(body.object_kind)"}`)
 	if res := tr.Receive(context.Background(), e); !cloudevents.IsACK(res) {
 		t.Fatalf("Receive = %v", res)
 	}
@@ -226,11 +229,11 @@ func TestTriggerRun(t *testing.T) {
 	if !runName.MatchString(run.Name) || run.Namespace != "demo" {
 		t.Errorf("run %s/%s, want demo/<listener>-<trigger>-<5 hex>", run.Namespace, run.Name)
 	}
-	wantLabels := map[string]string{WorkflowTriggerLabelKey: "workflow-trigger-sample", EventListenerLabelKey: "event-listener-sample"}
+	wantLabels := map[string]string{serverconfig.WorkflowTriggerLabelKey: "workflow-trigger-sample", serverconfig.EventListenerLabelKey: "event-listener-sample"}
 	if diff := cmp.Diff(wantLabels, run.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if run.Annotations[EventIDAnnotationKey] != "event-1" {
+	if run.Annotations[serverconfig.EventIDAnnotationKey] != "event-1" {
 		t.Errorf("annotations %v, want the event ID", run.Annotations)
 	}
 	want := triggerConfig().WorkflowRunSpec
@@ -284,7 +287,7 @@ func TestTriggerCreateErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := newEvent(t, Source("demo", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request"}`)
+			e := newEvent(t, serverconfig.Source("demo", "event-listener-sample"), gitlabHeader(), `{"object_kind": "merge_request"}`)
 			res := tr.Receive(context.Background(), e)
 			if got := statusOf(res); got != tt.wantStatus {
 				t.Errorf("status %d (%v), want %d", got, res, tt.wantStatus)
@@ -298,27 +301,6 @@ func TestTriggerCreateErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestParseTriggerConfig(t *testing.T) {
-	cfg, err := ParseTriggerConfig(`{"namespace": "demo", "name": "t", "eventSources": [{"eventListenerName": "l"}], "workflowRunSpec": {"workflowTemplateRef": "w"}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Namespace != "demo" || cfg.EventSources[0].EventListenerName != "l" || cfg.WorkflowRunSpec.WorkflowTemplateRef != "w" {
-		t.Errorf("config %+v", cfg)
-	}
-	for _, bad := range []string{
-		``,
-		`{"namespace": "demo"`,
-		`{"namespace": "demo", "name": "t", "eventSources": []}`,
-		`{"name": "t", "eventSources": [{"eventListenerName": "l"}]}`,
-		`{"namespace": "demo", "name": "t", "eventSources": [{"eventListenerName": "l"}], "extra": 1}`,
-	} {
-		if _, err := ParseTriggerConfig(bad); err == nil {
-			t.Errorf("ParseTriggerConfig(%q) succeeded", bad)
-		}
 	}
 }
 
@@ -414,7 +396,7 @@ func TestTriggerHandlerMethods(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(big))
 		r.Header.Set("Ce-Id", "1")
 		r.Header.Set("Ce-Specversion", "1.0")
-		r.Header.Set("Ce-Source", Source("demo", "event-listener-sample"))
+		r.Header.Set("Ce-Source", serverconfig.Source("demo", "event-listener-sample"))
 		r.Header.Set("Ce-Type", EventType)
 		r.Header.Set("Content-Type", "application/json")
 		return r

@@ -16,6 +16,7 @@ import (
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 	"github.com/accelstack/accelstack/test/testutil"
 )
 
@@ -44,9 +45,9 @@ func (e *env) testListenerAuth(t *testing.T) {
 			file = v.Secret.Items[0].Path
 		}
 	}
-	path, _ := envValue(dep, server.EnvSecretFile)
+	path, _ := envValue(dep, serverconfig.EnvSecretFile)
 	if file == "" || filepath.Base(path) != file {
-		t.Fatalf("volumes %+v and %s=%q, want the Secret's token mounted and named", dep.Spec.Template.Spec.Volumes, server.EnvSecretFile, path)
+		t.Fatalf("volumes %+v and %s=%q, want the Secret's token mounted and named", dep.Spec.Template.Spec.Volumes, serverconfig.EnvSecretFile, path)
 	}
 	// The controller has written the status: the Deployment is not available.
 	e.waitListenerReady(ctx, t, ns, el.Name, corev1.ConditionUnknown)
@@ -67,8 +68,8 @@ func (e *env) testListenerAuth(t *testing.T) {
 	triggerSrv := httptest.NewServer(mustHandler(t, e.triggerServer(ctx, t, wt)))
 	defer triggerSrv.Close()
 	lcfg := server.DefaultListenerConfig()
-	lcfg.Namespace, _ = envValue(dep, server.EnvListenerNamespace)
-	lcfg.Name, _ = envValue(dep, server.EnvListenerName)
+	lcfg.Namespace, _ = envValue(dep, serverconfig.EnvListenerNamespace)
+	lcfg.Name, _ = envValue(dep, serverconfig.EnvListenerName)
 	lcfg.Subscribers, lcfg.SecretFile = []string{triggerSrv.URL}, mounted
 	sender, err := server.NewSender(5 * time.Second)
 	if err != nil {
@@ -81,7 +82,7 @@ func (e *env) testListenerAuth(t *testing.T) {
 	const body = `{"hello": "world"}`
 	post := func(header, value string) int {
 		t.Helper()
-		r := httptest.NewRequest(http.MethodPost, server.Source(ns, el.Name), strings.NewReader(body))
+		r := httptest.NewRequest(http.MethodPost, serverconfig.Source(ns, el.Name), strings.NewReader(body))
 		if header != "" {
 			r.Header.Set(header, value)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
 	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 	"github.com/accelstack/accelstack/test/testutil"
 )
 
@@ -52,8 +53,8 @@ func (e *env) runnerAccount(ctx context.Context, t *testing.T, ns string) {
 func (e *env) triggerServer(ctx context.Context, t *testing.T, wt *triggersv1beta1.WorkflowTrigger) *server.Trigger {
 	t.Helper()
 	dep := e.waitDeployment(ctx, t, wt.Namespace, eventlistener.TriggerObjectName(wt.Name, wt.UID))
-	config, _ := envValue(dep, server.EnvTriggerConfig)
-	cfg, err := server.ParseTriggerConfig(config)
+	config, _ := envValue(dep, serverconfig.EnvTriggerConfig)
+	cfg, err := serverconfig.ParseTriggerConfig(config)
 	if err != nil {
 		t.Fatalf("the trigger Deployment's config: %v", err)
 	}
@@ -78,7 +79,7 @@ func receive(ctx context.Context, t *testing.T, tr *server.Trigger, ns, listener
 	}
 	ev := cloudevents.NewEvent()
 	ev.SetID("event")
-	ev.SetSource(server.Source(ns, listener))
+	ev.SetSource(serverconfig.Source(ns, listener))
 	ev.SetType(server.EventType)
 	if err := ev.SetData(cloudevents.ApplicationJSON, doc); err != nil {
 		t.Fatal(err)

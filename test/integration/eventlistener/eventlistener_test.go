@@ -26,6 +26,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/eventlistener/filter"
 	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 	"github.com/accelstack/accelstack/test/testutil"
 )
 
@@ -154,7 +155,7 @@ func (e *env) testTrigger(t *testing.T) {
 	url := "http://" + name + "." + ns + ".svc.cluster.local:8080"
 	testutil.Poll(ctx, t, "the listener's subscribers", func() (bool, string, error) {
 		dep := e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
-		got, _ := envValue(dep, server.EnvSubscribers)
+		got, _ := envValue(dep, serverconfig.EnvSubscribers)
 		return got == url, got, nil
 	})
 
@@ -164,7 +165,7 @@ func (e *env) testTrigger(t *testing.T) {
 	}
 	testutil.Poll(ctx, t, "the listener's subscribers once the trigger is gone", func() (bool, string, error) {
 		dep := e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
-		got, ok := envValue(dep, server.EnvSubscribers)
+		got, ok := envValue(dep, serverconfig.EnvSubscribers)
 		return ok && got == "", got, nil
 	})
 }
@@ -233,8 +234,8 @@ func (e *env) testRuns(t *testing.T) {
 	// The trigger server, as its Deployment configures it, as its
 	// service account.
 	tdep := e.waitDeployment(ctx, t, ns, eventlistener.TriggerObjectName(wt.Name, wt.UID))
-	config, _ := envValue(tdep, server.EnvTriggerConfig)
-	tcfg, err := server.ParseTriggerConfig(config)
+	config, _ := envValue(tdep, serverconfig.EnvTriggerConfig)
+	tcfg, err := serverconfig.ParseTriggerConfig(config)
 	if err != nil {
 		t.Fatalf("the trigger Deployment's config: %v", err)
 	}
@@ -258,12 +259,12 @@ func (e *env) testRuns(t *testing.T) {
 	var ldep *appsv1.Deployment
 	testutil.Poll(ctx, t, "the listener's subscribers", func() (bool, string, error) {
 		ldep = e.waitDeployment(ctx, t, ns, eventlistener.ListenerObjectName(el.Name, el.UID))
-		got, _ := envValue(ldep, server.EnvSubscribers)
+		got, _ := envValue(ldep, serverconfig.EnvSubscribers)
 		return got == "http://"+eventlistener.TriggerObjectName(wt.Name, wt.UID)+"."+ns+".svc.cluster.local:8080", got, nil
 	})
 	lcfg := server.DefaultListenerConfig()
-	lcfg.Namespace, _ = envValue(ldep, server.EnvListenerNamespace)
-	lcfg.Name, _ = envValue(ldep, server.EnvListenerName)
+	lcfg.Namespace, _ = envValue(ldep, serverconfig.EnvListenerNamespace)
+	lcfg.Name, _ = envValue(ldep, serverconfig.EnvListenerName)
 	lcfg.Subscribers = []string{triggerSrv.URL}
 	sender, err := server.NewSender(5 * time.Second)
 	if err != nil {
@@ -278,7 +279,7 @@ func (e *env) testRuns(t *testing.T) {
 
 	post := func(body string) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, listenerSrv.URL+server.Source(ns, el.Name), strings.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, listenerSrv.URL+serverconfig.Source(ns, el.Name), strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,12 +311,12 @@ func (e *env) testRuns(t *testing.T) {
 		t.Errorf("params (-want +got):\n%s", diff)
 	}
 	// The workflow controller may add labels of its own.
-	for key, want := range map[string]string{server.WorkflowTriggerLabelKey: wt.Name, server.EventListenerLabelKey: el.Name} {
+	for key, want := range map[string]string{serverconfig.WorkflowTriggerLabelKey: wt.Name, serverconfig.EventListenerLabelKey: el.Name} {
 		if got := run.Labels[key]; got != want {
 			t.Errorf("label %s=%q, want %q", key, got, want)
 		}
 	}
-	if run.Spec.WorkflowTemplateRef != "workflow-template-sample" || run.Annotations[server.EventIDAnnotationKey] == "" {
+	if run.Spec.WorkflowTemplateRef != "workflow-template-sample" || run.Annotations[serverconfig.EventIDAnnotationKey] == "" {
 		t.Errorf("run template %q annotations %v", run.Spec.WorkflowTemplateRef, run.Annotations)
 	}
 
@@ -335,7 +336,7 @@ func (e *env) testRuns(t *testing.T) {
 	}
 	ev := cloudevents.NewEvent()
 	ev.SetID("forbidden-1")
-	ev.SetSource(server.Source(ns, el.Name))
+	ev.SetSource(serverconfig.Source(ns, el.Name))
 	ev.SetType(server.EventType)
 	if err := ev.SetData(cloudevents.ApplicationJSON, doc); err != nil {
 		t.Fatal(err)

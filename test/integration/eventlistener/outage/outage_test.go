@@ -26,6 +26,7 @@ import (
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
 	"github.com/accelstack/accelstack/pkg/eventlistener"
 	"github.com/accelstack/accelstack/pkg/eventlistener/server"
+	"github.com/accelstack/accelstack/pkg/eventlistener/serverconfig"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/testutil"
 )
@@ -85,7 +86,7 @@ func TestEventSurvivesAPIServerOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tcfg, err := server.ParseTriggerConfig(config)
+	tcfg, err := serverconfig.ParseTriggerConfig(config)
 	if err != nil {
 		t.Fatalf("the trigger's config: %v", err)
 	}
@@ -140,7 +141,7 @@ func TestEventSurvivesAPIServerOutage(t *testing.T) {
 	stoppedAt := time.Now()
 	t.Logf("kube-apiserver stopped; etcd runs on")
 
-	code, err := post(ctx, listenerSrv.URL+server.Source(ns, listenerName), `{"object_kind": "merge_request", "hello": "world"}`)
+	code, err := post(ctx, listenerSrv.URL+serverconfig.Source(ns, listenerName), `{"object_kind": "merge_request", "hello": "world"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestEventSurvivesAPIServerOutage(t *testing.T) {
 		t.Errorf("params (-want +got):\n%s", diff)
 	}
 	if !strings.HasPrefix(run.Name, listenerName+"-"+triggerName+"-") || run.Spec.WorkflowTemplateRef != "workflow-template-sample" ||
-		run.Annotations[server.EventIDAnnotationKey] == "" || run.Labels[server.WorkflowTriggerLabelKey] != triggerName || run.Labels[server.EventListenerLabelKey] != listenerName {
+		run.Annotations[serverconfig.EventIDAnnotationKey] == "" || run.Labels[serverconfig.WorkflowTriggerLabelKey] != triggerName || run.Labels[serverconfig.EventListenerLabelKey] != listenerName {
 		t.Errorf("run %s template %q labels %v annotations %v", run.Name, run.Spec.WorkflowTemplateRef, run.Labels, run.Annotations)
 	}
 	if ref := metav1.GetControllerOf(&run); ref == nil || ref.UID != wt.UID {
