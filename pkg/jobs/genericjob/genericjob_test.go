@@ -138,6 +138,8 @@ func TestOutcome(t *testing.T) {
 		{"rule: one worker", rules, map[string]corev1.PodPhase{"gen-worker-0": "Succeeded", "gen-worker-1": "Running"}, jobs.Outcome{}},
 		{"rule: failure", rules, map[string]corev1.PodPhase{"gen-worker-2": "Failed"}, jobs.Fail(`The job is failed with rule: { "worker": [2] }`)},
 		{"rule: other failure", rules, map[string]corev1.PodPhase{"gen-worker-1": "Failed"}, jobs.Outcome{}},
+		// Success is checked before failure: both hold in one pass.
+		{"rule: success and failure at once", rules, map[string]corev1.PodPhase{"gen-master-0": "Succeeded", "gen-worker-2": "Failed"}, jobs.Succeed()},
 		{"default: all succeeded", genericJob(false), map[string]corev1.PodPhase{"gen-master-0": "Succeeded", "gen-worker-0": "Succeeded", "gen-worker-1": "Succeeded", "gen-worker-2": "Succeeded"}, jobs.Succeed()},
 		{"default: some succeeded", genericJob(false), map[string]corev1.PodPhase{"gen-master-0": "Succeeded"}, jobs.Outcome{}},
 		{"default: any failed", genericJob(false), map[string]corev1.PodPhase{"gen-worker-1": "Failed"}, jobs.Fail("The job failed: replica gen-worker-1 exited with code 1.")},
