@@ -676,7 +676,9 @@ func TestUsageErrors(t *testing.T) {
 
 // TestReapsOrphansAsPID1 runs a step as PID 1 of a new PID namespace, as in
 // a container, whose command leaves an orphan that ends: the step must
-// reap it, so no zombie shows while the command still runs. Without root
+// reap it, so no zombie shows while the command still runs. The command
+// waits until it has seen the orphan end (gone, or a zombie) before it
+// judges, so a slow machine cannot make the check vacuous. Without root
 // or PID namespaces it fails in CI and skips elsewhere.
 func TestReapsOrphansAsPID1(t *testing.T) {
 	unshare, err := exec.LookPath("unshare")
@@ -684,9 +686,23 @@ func TestReapsOrphansAsPID1(t *testing.T) {
 		requireInCI(t, "needs root and unshare for a PID namespace")
 	}
 	p := newPod(t, 1, nil)
-	step := p.step(0, false, sh(`(sh -c 'exit 0' &); sleep 0.3; if grep -q '^State:.Z' /proc/[0-9]*/status; then echo zombie; exit 9; fi`)...)
+	step := p.step(0, false, sh(`(sh -c 'echo $$ > orphan.pid; exit 0' &)
+deadline=$(($(date +%s) + 20))
+while :; do
+	pid=$(cat orphan.pid 2>/dev/null)
+	if [ -n "$pid" ]; then
+		[ -e /proc/$pid ] || exit 0 # ended and reaped
+		grep -q '^State:.Z' /proc/$pid/status 2>/dev/null && break
+	fi
+	[ $(date +%s) -lt $deadline ] || { echo "the orphan was not seen to end"; exit 8; }
+	sleep 0.01
+done
+# A zombie: the reaper has a moment to collect it.
+sleep 1
+if grep -q '^State:.Z' /proc/$pid/status 2>/dev/null; then echo zombie; exit 9; fi`)...)
 	step.Args = append([]string{unshare, "--pid", "--fork", "--mount-proc", step.Path}, step.Args[1:]...)
 	step.Path = unshare
+	step.Dir = t.TempDir()
 	code := p.run(step)[0]
 	out := p.outputs[0].String()
 	switch {

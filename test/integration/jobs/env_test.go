@@ -68,6 +68,55 @@ func (e *env) namespace(t *testing.T, labels map[string]string) string {
 	return name
 }
 
+// reconciles counts the reconciles of the job of kind at ns/name that the
+// controllers' log shows started, and those that ended.
+func (e *env) reconciles(kind, ns, name string) (started, ended int) {
+	tag := fmt.Sprintf(`"controllerKind"=%q %q={"name"=%q "namespace"=%q} "namespace"=%q "name"=%q "reconcileID"=`, kind, kind, name, ns, ns, name)
+	for _, line := range strings.Split(e.controllers.Log(), "\n") {
+		if !strings.Contains(line, tag) {
+			continue
+		}
+		switch {
+		case strings.Contains(line, `"msg"="Reconciling"`):
+			started++
+		case strings.Contains(line, `"msg"="Reconcile successful"`), strings.Contains(line, `"msg"="Reconcile done`),
+			strings.Contains(line, `"msg"="Reconciler error"`):
+			ended++
+		}
+	}
+	return started, ended
+}
+
+// pokeReconciled annotates job, which the controller of kind reconciles,
+// and waits until a reconcile that started after the annotation was
+// written has ended. It returns the job's resourceVersion after the
+// annotation.
+func (e *env) pokeReconciled(ctx context.Context, t *testing.T, kind string, job client.Object) string {
+	t.Helper()
+	started, _ := e.reconciles(kind, job.GetNamespace(), job.GetName())
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		e.get(ctx, t, job)
+		a := job.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a["accelstack.test/poke"] = fmt.Sprint(started)
+		job.SetAnnotations(a)
+		return e.c.Update(ctx, job)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := job.GetResourceVersion()
+	// Reconciles of one job do not overlap: the one after those already
+	// started when the annotation was written started after it.
+	testutil.Poll(ctx, t, "a reconcile after the annotation", func() (bool, string, error) {
+		_, ended := e.reconciles(kind, job.GetNamespace(), job.GetName())
+		return ended > started, fmt.Sprintf("%d started before, %d ended", started, ended), nil
+	})
+	return rv
+}
+
 // pods returns the job's pods by name.
 func (e *env) pods(ctx context.Context, t *testing.T, ns, job string) map[string]*corev1.Pod {
 	t.Helper()

@@ -102,8 +102,9 @@ func testPyTorchLifecycle(t *testing.T, e *env) {
 	if c := condition(t, &job.Status.JobStatus, batchv1beta1.JobInitialized); c.Status != corev1.ConditionTrue || c.Message != "The job has been initialized successfully." {
 		t.Errorf("Initialized condition %+v", c)
 	}
-	// Nothing changes, so nothing is written.
-	rv := job.ResourceVersion
+	// Nothing changes, so nothing is written: the controller reconciles the
+	// job again (an annotation changed) and writes nothing, then or later.
+	rv := e.pokeReconciled(ctx, t, "PyTorchTrainingJob", job)
 	time.Sleep(2 * time.Second)
 	if e.get(ctx, t, job); job.ResourceVersion != rv {
 		t.Errorf("a running job was written again (version %s, then %s): %+v", rv, job.ResourceVersion, job.Status)

@@ -147,6 +147,38 @@ func (e *env) poke(ctx context.Context, t *testing.T, ns, name string) {
 	}
 }
 
+// reconciles counts the reconciles of ServiceAccountToken ns/name that the
+// log shows started, and those that ended.
+func (e *env) reconciles(ns, name string) (started, ended int) {
+	tag := fmt.Sprintf(`"ServiceAccountToken"={"name"=%q "namespace"=%q} "namespace"=%q "name"=%q "reconcileID"=`, name, ns, ns, name)
+	for _, line := range strings.Split(e.log.String(), "\n") {
+		if !strings.Contains(line, tag) {
+			continue
+		}
+		switch {
+		case strings.Contains(line, `"msg"="Reconciling"`):
+			started++
+		case strings.Contains(line, `"msg"="Reconcile successful"`), strings.Contains(line, `"msg"="Reconcile done`),
+			strings.Contains(line, `"msg"="Reconciler error"`):
+			ended++
+		}
+	}
+	return started, ended
+}
+
+// pokeReconciled pokes ns/name and waits until a reconcile that started
+// after the poke has ended: reconciles of one object do not overlap, so
+// the one after those already started did.
+func (e *env) pokeReconciled(ctx context.Context, t *testing.T, ns, name string) {
+	t.Helper()
+	started, _ := e.reconciles(ns, name)
+	e.poke(ctx, t, ns, name)
+	testutil.Eventually(ctx, t, 30*time.Second, "a reconcile after the poke", func() (bool, string, error) {
+		_, ended := e.reconciles(ns, name)
+		return ended > started, fmt.Sprintf("%d started before, %d ended", started, ended), nil
+	})
+}
+
 // TestServiceAccountToken runs the tests against one control plane.
 func TestServiceAccountToken(t *testing.T) {
 	e := startEnv(t)
@@ -322,7 +354,9 @@ func (e *env) testSubresourceNotFound(t *testing.T) {
 	if msg := s.Status.Conditions[0].Message; msg != want {
 		t.Errorf("message %q, want %q", msg, want)
 	}
-	// Not recreated behind the user's back.
+	// Not recreated behind the user's back, by the reconcile that follows
+	// a poke or later.
+	e.pokeReconciled(ctx, t, ns, "gone")
 	time.Sleep(time.Second)
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gone"}, &corev1.ServiceAccount{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ServiceAccount after deletion: %v, want NotFound", err)

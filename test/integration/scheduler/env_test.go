@@ -25,8 +25,11 @@ import (
 // poolLabel puts a node in the pool of one test case.
 const poolLabel = "accelstack.test/pool"
 
-// gangTimeout is the scheduler's --gang-timeout in these tests.
-const gangTimeout = 3 * time.Second
+// gangTimeout is the scheduler's --gang-timeout in these tests: long
+// enough that a gang reserves all its members within one timeout while
+// the cases run in parallel beside other test packages on a loaded
+// machine, or it would rest and try again, perhaps each time.
+const gangTimeout = 10 * time.Second
 
 // env is the control plane and scheduler the cases share.
 type env struct {
@@ -286,6 +289,37 @@ func (e *env) waitGroupCondition(ctx context.Context, t *testing.T, ns, name, ty
 			}
 		}
 		return false, fmt.Sprintf("conditions %+v", pg.Status.Conditions)
+	})
+}
+
+// waitGangRejected waits until one of the named pods, members of a gang
+// that cannot complete, has been reserved and then rejected at Permit
+// (its PodScheduled condition names the gang plugin), failing if one is
+// bound meanwhile: a witness that the scheduler has tried the gang, so
+// that a window in which none may bind that follows is not passed merely
+// by a scheduler that had not got to it.
+func (e *env) waitGangRejected(ctx context.Context, t *testing.T, ns string, names ...string) {
+	t.Helper()
+	eventually(ctx, t, "a member of "+strings.Join(names, ",")+" rejected at Permit", func() (bool, string) {
+		var seen []string
+		for _, n := range names {
+			p := e.get(ctx, t, ns, n)
+			if p == nil {
+				continue
+			}
+			if p.Spec.NodeName != "" {
+				t.Fatalf("pod %s bound to %s while its gang should wait", n, p.Spec.NodeName)
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+					if strings.Contains(c.Message, "T9kGang") {
+						return true, ""
+					}
+					seen = append(seen, n+": "+c.Message)
+				}
+			}
+		}
+		return false, strings.Join(seen, "; ")
 	})
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // testGangAllOrNothing: three pods of a PodGroup of minMember 3 that only
-// two fit stay wholly unbound, through several gang timeouts; once a second
-// node joins the pool all three are bound.
+// two fit stay wholly unbound, through a first attempt that reserved two
+// and timed out and another gang timeout after it; once a second node
+// joins the pool all three are bound.
 func testGangAllOrNothing(t *testing.T, e *env) {
 	ctx := testutil.SubtestContext(t)
 	pool := unique("gang")
@@ -24,7 +25,8 @@ func testGangAllOrNothing(t *testing.T, e *env) {
 	for _, n := range names {
 		e.pod(t, ns, n, "2", groupLabels(pg, ""))
 	}
-	e.holdUnbound(ctx, t, 3*gangTimeout, ns, names...)
+	e.waitGangRejected(ctx, t, ns, names...)
+	e.holdUnbound(ctx, t, gangTimeout, ns, names...)
 	e.node(t, pool, 4, nil, nil)
 	e.waitBound(ctx, t, ns, names...)
 }
@@ -44,6 +46,11 @@ func testGangRoles(t *testing.T, e *env) {
 	e.waitGroupCondition(ctx, t, ns, pg, schedv1beta1.PodGroupSufficientMember, metav1.ConditionFalse,
 		schedv1beta1.ReasonInsufficientMemberPods, `of role "master"`)
 	e.holdUnbound(ctx, t, time.Second, ns, "worker-0", "worker-1")
+	// A pod of the same queue created after the workers, which the queue
+	// order puts behind them, is tried and bound: the scheduler has got
+	// past the workers' place.
+	e.pod(t, ns, "marker", "1", queueLabel(q))
+	e.waitBound(ctx, t, ns, "marker")
 	// The workers wait outside the scheduling queue: never tried, so the
 	// scheduler wrote nothing to them while the master was missing.
 	e.requireNoAttempt(ctx, t, ns, "worker-0")
@@ -65,7 +72,8 @@ func testGangTimeout(t *testing.T, e *env) {
 	// Each member fits alone, never both: one reserves, waits, and must let go.
 	e.pod(t, ns, "big-0", "3", groupLabels(pg, ""))
 	e.pod(t, ns, "big-1", "3", groupLabels(pg, ""))
-	e.holdUnbound(ctx, t, 2*gangTimeout, ns, "big-0", "big-1")
+	e.waitGangRejected(ctx, t, ns, "big-0", "big-1")
+	e.holdUnbound(ctx, t, time.Second, ns, "big-0", "big-1")
 	other := e.queue(t, pool, nil)
 	e.pod(t, ns, "solo", "3", queueLabel(other))
 	e.waitBound(ctx, t, ns, "solo")
