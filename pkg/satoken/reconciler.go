@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -254,7 +255,7 @@ func (r *Reconciler) roleBinding(ctx context.Context, sat *tensorstackv1beta1.Se
 func (r *Reconciler) secret(ctx context.Context, sat *tensorstackv1beta1.ServiceAccountToken) (*corev1.Secret, *fault, error) {
 	name := SecretName(sat.Name, sat.UID)
 	secret := &corev1.Secret{}
-	err := r.reader.Get(ctx, client.ObjectKey{Namespace: sat.Namespace, Name: name}, secret)
+	err := r.reader.Get(quiet(ctx), client.ObjectKey{Namespace: sat.Namespace, Name: name}, secret)
 	switch {
 	case apierrors.IsNotFound(err) && sat.Status.SecretRef != nil:
 		return nil, &fault{tensorstackv1beta1.ReasonSubresourceNotFound,
@@ -302,7 +303,7 @@ func (r *Reconciler) token(ctx context.Context, sat *tensorstackv1beta1.ServiceA
 		ExpirationSeconds: ptrTo(int64(lifetime / time.Second)),
 		BoundObjectRef:    &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Secret", Name: secret.Name, UID: secret.UID},
 	}}
-	if err := r.client.SubResource("token").Create(ctx, sa, tr); err != nil {
+	if err := r.client.SubResource("token").Create(quiet(ctx), sa, tr); err != nil {
 		return time.Time{}, fmt.Errorf("requesting a token for ServiceAccount %s: %w", sa.Name, err)
 	}
 	cfg, err := kubeconfig(r.cluster, sat.Namespace, sat.Name, tr.Status.Token)
@@ -314,7 +315,7 @@ func (r *Reconciler) token(ctx context.Context, sat *tensorstackv1beta1.ServiceA
 	}
 	secret.Annotations[IssuedAtAnnotationKey] = now.UTC().Format(time.RFC3339)
 	secret.Data = map[string][]byte{TokenKey: []byte(tr.Status.Token), KubeconfigKey: cfg}
-	if err := r.client.Update(ctx, secret); err != nil {
+	if err := r.client.Update(quiet(ctx), secret); err != nil {
 		return time.Time{}, fmt.Errorf("writing the token into Secret %s: %w", secret.Name, err)
 	}
 	expiry := tr.Status.ExpirationTimestamp
@@ -324,6 +325,13 @@ func (r *Reconciler) token(ctx context.Context, sat *tensorstackv1beta1.ServiceA
 		return expiry.Time, nil
 	}
 	return now.Add(expiry.Time.Sub(now) * 4 / 5), nil
+}
+
+// quiet returns ctx with a logger that drops everything, for the API calls
+// whose bodies carry a token: client-go traces requests and responses,
+// bodies included from -v=8, through the context's logger.
+func quiet(ctx context.Context) context.Context {
+	return logr.NewContext(ctx, logr.Discard())
 }
 
 // meta is the metadata of an object named name the token owns.

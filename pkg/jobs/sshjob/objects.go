@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,9 @@ func Owns() []client.Object { return []client.Object{&corev1.ConfigMap{}} }
 // never used. That holds as well for one created by someone else between
 // the read and the create: the Secret is read again and its owner checked.
 func ensureSecret(ctx context.Context, env *jobs.Env, job *jobs.Job, component string) error {
+	// client-go traces requests and responses, bodies included from -v=8,
+	// through the context's logger: these carry the private key.
+	ctx = logr.NewContext(ctx, logr.Discard())
 	obj := job.Object
 	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: SecretName(obj.GetName())}
 	err := checkSecret(ctx, env, obj, key)

@@ -213,20 +213,12 @@ func (e *env) checkKeyNotLeaked(t *testing.T, ns string, job client.Object) {
 	for _, ev := range events.Items {
 		texts["event "+ev.Name] = ev.Note
 	}
-	exempt := 0
 	for i, line := range strings.Split(e.controllers.Log(), "\n") {
 		where := fmt.Sprintf("line %d of the controllers' log", i+1)
 		if trace, ok := tracedBody(line); ok {
-			if leaks(trace) && bodyTraceShowsKeys {
-				exempt++ // known: see bodyTraceShowsKeys
-				continue
-			}
 			texts[where+", decoded"] = trace
 		}
 		texts[where] = line
-	}
-	if exempt > 0 {
-		t.Logf("a private key shows in %d lines of client-go's body trace (bodyTraceShowsKeys)", exempt)
 	}
 	for where, text := range texts {
 		if leaks(text) {
@@ -234,13 +226,6 @@ func (e *env) checkKeyNotLeaked(t *testing.T, ns string, job client.Object) {
 		}
 	}
 }
-
-// bodyTraceShowsKeys: client-go traces every request and response body
-// through the context's logger from -v=8, and the SSH jobs' Secret is
-// created and read with the reconciler's logger, so the key is in that
-// trace. pkg/manager/webhookcert.go reads its Secret with a discarding
-// logger for that reason; once the SSH jobs do too, set this to false.
-const bodyTraceShowsKeys = true
 
 // tracedBody returns the body of a line of client-go's body trace
 // ("Request Body" or "Response Body"), hex dumps decoded and followed by
