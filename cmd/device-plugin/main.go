@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/nodestate"
 	ascendplugin "github.com/accelstack/accelstack/pkg/ascend/plugin"
@@ -22,7 +23,7 @@ import (
 func main() {
 	fs := cli.NewFlagSet("device-plugin", "kubelet device plugin for NVIDIA GPUs and Huawei Ascend NPUs")
 	var cfg deviceplugin.Config
-	fs.StringVar(&cfg.Vendor, "vendor", deviceplugin.VendorNVIDIA, "Accelerator vendor: nvidia or ascend.")
+	fs.StringVar(&cfg.Vendor, "vendor", accelerator.VendorNVIDIA, "Accelerator vendor: nvidia or ascend.")
 	fs.StringVar(&cfg.Backend, "backend", "", "Device library: nvml (nvidia), dcmi (ascend) or simulated; empty means the vendor's real library.")
 	fs.StringVar(&cfg.Simulate, "simulate", "", "Simulated machine profile, with --backend=simulated (e.g. dgxa100).")
 	fs.StringVar(&cfg.PluginDir, "device-plugin-path", deviceplugin.DefaultPluginDir, "The kubelet's device-plugin directory.")
@@ -106,7 +107,7 @@ func main() {
 // failOnInitError applies unless the flag or its variable was given.
 func newVendor(cfg *deviceplugin.Config, nv nvidiaplugin.Options, as ascendplugin.Options) (deviceplugin.Vendor, error) {
 	switch cfg.Vendor {
-	case deviceplugin.VendorNVIDIA:
+	case accelerator.VendorNVIDIA:
 		nv.Backend, nv.Simulate, nv.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
 		nv.FailOnInitError = cfg.FailOnInitError
 		nv.DisableHealthChecks = os.Getenv(nvidia.EnvDisableHealthChecks)

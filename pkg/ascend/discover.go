@@ -5,13 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-)
 
-// Resource names, chosen from the chip name.
-const (
-	ResourceAscend910  = "huawei.com/Ascend910"
-	ResourceAscend310P = "huawei.com/Ascend310P"
-	ResourceAscend310  = "huawei.com/Ascend310"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // Chip is one discovered NPU chip.
@@ -54,7 +49,7 @@ func KindOf(name string) string {
 func (c Chip) ID() string { return c.Kind() + "-" + strconv.Itoa(c.PhyID) }
 
 // Resource returns the extended resource name, e.g. huawei.com/Ascend910.
-func (c Chip) Resource() string { return "huawei.com/" + c.Kind() }
+func (c Chip) Resource() string { return accelerator.HuaweiDomain + c.Kind() }
 
 // Discover lists every chip through lib, which must be initialised,
 // ordered by physical ID. Chips of an unknown kind are an error.

@@ -7,16 +7,8 @@ package deviceplugin
 
 import (
 	"fmt"
-)
 
-// The supported vendors and their backends.
-const (
-	VendorNVIDIA = "nvidia"
-	VendorAscend = "ascend"
-
-	BackendNVML      = "nvml"
-	BackendDCMI      = "dcmi"
-	BackendSimulated = "simulated"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // DefaultPluginDir is where the kubelet looks for device-plugin sockets.
@@ -24,7 +16,7 @@ const DefaultPluginDir = "/var/lib/kubelet/device-plugins/"
 
 // Config configures the device plugin.
 type Config struct {
-	// Vendor is nvidia or ascend.
+	// Vendor is accelerator.VendorNVIDIA or accelerator.VendorAscend.
 	Vendor string
 	// Backend is the device library: nvml (nvidia), dcmi (ascend), or simulated.
 	Backend string
@@ -45,12 +37,12 @@ type Config struct {
 // Validate reports the first flag combination that makes no sense, naming the flag.
 func (c Config) Validate() error {
 	allowed := map[string][]string{
-		VendorNVIDIA: {BackendNVML, BackendSimulated},
-		VendorAscend: {BackendDCMI, BackendSimulated},
+		accelerator.VendorNVIDIA: {accelerator.BackendNVML, accelerator.BackendSimulated},
+		accelerator.VendorAscend: {accelerator.BackendDCMI, accelerator.BackendSimulated},
 	}
 	backends, ok := allowed[c.Vendor]
 	if !ok {
-		return fmt.Errorf("invalid value %q for flag --vendor: must be %s or %s", c.Vendor, VendorNVIDIA, VendorAscend)
+		return fmt.Errorf("invalid value %q for flag --vendor: must be %s or %s", c.Vendor, accelerator.VendorNVIDIA, accelerator.VendorAscend)
 	}
 	found := false
 	for _, b := range backends {
@@ -59,19 +51,19 @@ func (c Config) Validate() error {
 	if !found {
 		return fmt.Errorf("invalid value %q for flag --backend with --vendor=%s: must be one of %v", c.Backend, c.Vendor, backends)
 	}
-	if c.Backend == BackendSimulated && c.Simulate == "" {
-		return fmt.Errorf("flag --simulate is required with --backend=%s", BackendSimulated)
+	if c.Backend == accelerator.BackendSimulated && c.Simulate == "" {
+		return fmt.Errorf("flag --simulate is required with --backend=%s", accelerator.BackendSimulated)
 	}
-	if c.Backend != BackendSimulated && c.Simulate != "" {
-		return fmt.Errorf("flag --simulate=%s needs --backend=%s", c.Simulate, BackendSimulated)
+	if c.Backend != accelerator.BackendSimulated && c.Simulate != "" {
+		return fmt.Errorf("flag --simulate=%s needs --backend=%s", c.Simulate, accelerator.BackendSimulated)
 	}
 	return nil
 }
 
 // DefaultBackend returns the real device library of a vendor.
 func DefaultBackend(vendor string) string {
-	if vendor == VendorAscend {
-		return BackendDCMI
+	if vendor == accelerator.VendorAscend {
+		return accelerator.BackendDCMI
 	}
-	return BackendNVML
+	return accelerator.BackendNVML
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 )
 
@@ -19,9 +20,9 @@ import (
 
 // requestsAscend reports whether container c requests Ascend chips.
 func requestsAscend(c *corev1.Container) bool {
-	q, ok := c.Resources.Limits[ranktable.AscendResource]
+	q, ok := c.Resources.Limits[accelerator.Ascend910]
 	if !ok {
-		q, ok = c.Resources.Requests[ranktable.AscendResource]
+		q, ok = c.Resources.Requests[accelerator.Ascend910]
 	}
 	return ok && !q.IsZero()
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 )
@@ -122,7 +123,7 @@ func TestNewPodSchedulerAndAscend(t *testing.T) {
 	job := testJob(batchv1beta1.ReplicaRestartOnFailure, nil, "worker", 1)
 	job.Scheduler = &batchv1beta1.SchedulePolicy{T9kScheduler: &batchv1beta1.T9kScheduler{Queue: "gpu", Priority: 50}}
 	c := &job.Replicas[0].Template.Spec.Containers[0]
-	c.Resources.Limits = corev1.ResourceList{ranktable.AscendResource: resource.MustParse("8")}
+	c.Resources.Limits = corev1.ResourceList{accelerator.Ascend910: resource.MustParse("8")}
 	pod, _, err := newPod(fakeKind{}, job, &job.Replicas[0], 0, testScheme(t))
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package mig
 import (
 	"fmt"
 	"math"
+
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // Profile describes a MIG device's shape.
@@ -32,9 +34,9 @@ func (p Profile) String() string {
 // ResourceName returns the mixed-strategy resource name,
 // nvidia.com/mig-<profile> with "+" turned into ".".
 func (p Profile) ResourceName() string {
-	name := "nvidia.com/mig-" + fmt.Sprintf("%dg.%dgb", p.GPUSlices, p.MemoryGB)
+	name := accelerator.NVIDIAMIGPrefix + fmt.Sprintf("%dg.%dgb", p.GPUSlices, p.MemoryGB)
 	if p.ComputeSlices != p.GPUSlices {
-		name = "nvidia.com/mig-" + fmt.Sprintf("%dc.%dg.%dgb", p.ComputeSlices, p.GPUSlices, p.MemoryGB)
+		name = accelerator.NVIDIAMIGPrefix + fmt.Sprintf("%dc.%dg.%dgb", p.ComputeSlices, p.GPUSlices, p.MemoryGB)
 	}
 	if p.MediaExtensions {
 		name += ".me"

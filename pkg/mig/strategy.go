@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // Strategy names.
@@ -13,10 +15,6 @@ const (
 	StrategySingle = "single"
 	StrategyMixed  = "mixed"
 )
-
-// GPUResource is the resource name of whole GPUs (and of MIG devices under
-// the single strategy).
-const GPUResource = "nvidia.com/gpu"
 
 // ErrNonUniform is returned by the single strategy on a node whose MIG
 // layout is not uniform.
@@ -51,12 +49,12 @@ func Assign(strategy string, gpus []GPU) (map[string][]string, error) {
 	switch strategy {
 	case StrategyNone, "":
 		for _, g := range gpus {
-			out[GPUResource] = append(out[GPUResource], g.ID)
+			out[accelerator.NVIDIAGPU] = append(out[accelerator.NVIDIAGPU], g.ID)
 		}
 	case StrategyMixed:
 		for _, g := range gpus {
 			if !g.MIGEnabled {
-				out[GPUResource] = append(out[GPUResource], g.ID)
+				out[accelerator.NVIDIAGPU] = append(out[accelerator.NVIDIAGPU], g.ID)
 				continue
 			}
 			for _, d := range g.Devices {
@@ -95,7 +93,7 @@ func Assign(strategy string, gpus []GPU) (map[string][]string, error) {
 		}
 		for _, g := range gpus {
 			for _, d := range g.Devices {
-				out[GPUResource] = append(out[GPUResource], d.ID)
+				out[accelerator.NVIDIAGPU] = append(out[accelerator.NVIDIAGPU], d.ID)
 			}
 		}
 	default:

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 var (
@@ -26,13 +28,13 @@ func TestAssign(t *testing.T) {
 		want     map[string][]string
 		wantErr  string
 	}{
-		{name: "none ignores MIG", strategy: StrategyNone, gpus: []GPU{whole, mixed}, want: map[string][]string{GPUResource: {"GPU-a", "GPU-m"}}},
-		{name: "empty strategy is none", strategy: "", gpus: []GPU{whole}, want: map[string][]string{GPUResource: {"GPU-a"}}},
+		{name: "none ignores MIG", strategy: StrategyNone, gpus: []GPU{whole, mixed}, want: map[string][]string{accelerator.NVIDIAGPU: {"GPU-a", "GPU-m"}}},
+		{name: "empty strategy is none", strategy: "", gpus: []GPU{whole}, want: map[string][]string{accelerator.NVIDIAGPU: {"GPU-a"}}},
 		{name: "mixed", strategy: StrategyMixed, gpus: []GPU{whole, mixed}, want: map[string][]string{
-			GPUResource: {"GPU-a"}, "nvidia.com/mig-3g.20gb": {"MIG-0"}, "nvidia.com/mig-1g.5gb": {"MIG-1"}}},
+			accelerator.NVIDIAGPU: {"GPU-a"}, "nvidia.com/mig-3g.20gb": {"MIG-0"}, "nvidia.com/mig-1g.5gb": {"MIG-1"}}},
 		{name: "single uniform", strategy: StrategySingle, gpus: []GPU{uniform("GPU-x"), uniform("GPU-y")}, want: map[string][]string{
-			GPUResource: {"GPU-x-0", "GPU-x-1", "GPU-y-0", "GPU-y-1"}}},
-		{name: "single without MIG", strategy: StrategySingle, gpus: []GPU{whole}, want: map[string][]string{GPUResource: {"GPU-a"}}},
+			accelerator.NVIDIAGPU: {"GPU-x-0", "GPU-x-1", "GPU-y-0", "GPU-y-1"}}},
+		{name: "single without MIG", strategy: StrategySingle, gpus: []GPU{whole}, want: map[string][]string{accelerator.NVIDIAGPU: {"GPU-a"}}},
 		{name: "single with two profiles", strategy: StrategySingle, gpus: []GPU{mixed}, wantErr: "more than one MIG device type present (1g.5gb, 3g.20gb)"},
 		{name: "single with MIG on some GPUs", strategy: StrategySingle, gpus: []GPU{whole, uniform("GPU-x")}, wantErr: "enabled on 1 GPUs and disabled on 1"},
 		{name: "unknown", strategy: "auto", gpus: []GPU{whole}, wantErr: `unknown mig strategy "auto"`},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 )
 
@@ -32,7 +33,7 @@ func NewAscendSource(path string, sim ascend.Lib) *AscendSource {
 }
 
 // Name returns "ascend".
-func (s *AscendSource) Name() string { return VendorAscend }
+func (s *AscendSource) Name() string { return accelerator.VendorAscend }
 
 // Collect reads every chip: health, utilization, temperature, power and
 // memory, and the servertype node label.
@@ -71,7 +72,7 @@ func (s *AscendSource) Collect(ctx context.Context) (SourceSnapshot, error) {
 
 // read reads one chip; readings the library lacks are left unset.
 func (s *AscendSource) read(c ascend.Chip) (Device, error) {
-	d := Device{Vendor: VendorAscend, ID: c.ID(), Index: strconv.Itoa(c.PhyID), Minor: c.PhyID, Model: c.Model()}
+	d := Device{Vendor: accelerator.VendorAscend, ID: c.ID(), Index: strconv.Itoa(c.PhyID), Minor: c.PhyID, Model: c.Model()}
 	var errs []error
 	keep := func(err error) bool {
 		if err != nil && !errors.Is(err, ascend.ErrNotSupported) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/test/podresources"
 )
@@ -101,7 +102,7 @@ func TestBackendInitFailureKeepsServing(t *testing.T) {
 }
 
 func TestPodResourcesFailureServesWithoutPodLabels(t *testing.T) {
-	gpu := Device{Vendor: VendorNVIDIA, ID: "GPU-1", Index: "0", Model: "Test GPU", Healthy: true}
+	gpu := Device{Vendor: accelerator.VendorNVIDIA, ID: "GPU-1", Index: "0", Model: "Test GPU", Healthy: true}
 	gpu.Set(FieldTemperatureCelsius, 40)
 	src := &failingSource{devices: []Device{gpu}}
 	srv := podresources.Start(t)
@@ -141,7 +142,7 @@ func TestPodResourcesFailureServesWithoutPodLabels(t *testing.T) {
 }
 
 func TestSourceErrorServesPartialSnapshot(t *testing.T) {
-	gpu := Device{Vendor: VendorNVIDIA, ID: "GPU-1", Index: "0", Healthy: false}
+	gpu := Device{Vendor: accelerator.VendorNVIDIA, ID: "GPU-1", Index: "0", Healthy: false}
 	c := NewCollector("n", []Source{&failingSource{devices: []Device{gpu}, err: errors.New("GPU 1 is lost")}}, nil, nil)
 	c.CollectOnce(context.Background())
 	all := gather(t, c)

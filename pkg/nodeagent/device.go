@@ -2,12 +2,6 @@ package nodeagent
 
 import "time"
 
-// Vendor names, as Device.Vendor.
-const (
-	VendorNVIDIA = "nvidia"
-	VendorAscend = "ascend"
-)
-
 // Field is one kind of device reading.
 type Field int
 
@@ -56,7 +50,7 @@ type MIGInstance struct {
 
 // Device is one device's state in a snapshot: identity, health and readings.
 type Device struct {
-	// Vendor is VendorNVIDIA or VendorAscend.
+	// Vendor is the device's vendor, e.g. accelerator.VendorNVIDIA.
 	Vendor string
 	// ID is the ID the device plugin advertises for it: the UUID of an
 	// NVIDIA GPU or MIG device, e.g. Ascend910-0 for an NPU.

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // gpuLabels are dcgm-exporter's labels, then the MIG and pod labels.
@@ -104,11 +106,11 @@ func (e exporter) Collect(ch chan<- prometheus.Metric) {
 			owners = []Owner{{}}
 		}
 		switch d.Vendor {
-		case VendorNVIDIA:
+		case accelerator.VendorNVIDIA:
 			for _, o := range owners {
 				collectGPU(ch, s.Hostname, d, o)
 			}
-		case VendorAscend:
+		case accelerator.VendorAscend:
 			npus++
 			for _, o := range owners {
 				collectNPU(ch, d, o)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/mig"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 )
@@ -63,10 +64,10 @@ func GFDLabels(m *nvidia.Machine, migCapable bool, s nvidia.Settings) (map[strin
 	if strategy == mig.StrategySingle && first.MIGEnabled && len(first.MIGDevices) > 0 {
 		d := first.MIGDevices[0]
 		gpuProduct = product + "-MIG-" + d.MIG.Profile.String()
-		gpuCount = len(assign[mig.GPUResource])
+		gpuCount = len(assign[accelerator.NVIDIAGPU])
 		gpuMemory = d.MemoryBytes / mib
 	}
-	r := replicas[mig.GPUResource]
+	r := replicas[accelerator.NVIDIAGPU]
 	if r > 1 {
 		gpuProduct += "-SHARED"
 		shared = true

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
@@ -66,7 +67,7 @@ func TestHealthAgreesWithDevicePlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorNVIDIA, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
+	k := plugintest.Start(t, deviceplugin.Config{Vendor: accelerator.VendorNVIDIA, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
 	var plugins []*kubelet.Plugin
 	for _, r := range []string{"nvidia.com/gpu", "nvidia.com/mig-1g.5gb", "nvidia.com/mig-2g.10gb", "nvidia.com/mig-3g.20gb"} {
 		p, err := k.WaitPlugin(ctx, r)

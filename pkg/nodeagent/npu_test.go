@@ -6,20 +6,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/test/podresources"
 )
 
 // npuSource is a small in-test Ascend source, standing in for pkg/ascend.
 type npuSource struct{ devices []Device }
 
-func (s npuSource) Name() string { return VendorAscend }
+func (s npuSource) Name() string { return accelerator.VendorAscend }
 func (s npuSource) Collect(context.Context) (SourceSnapshot, error) {
 	return SourceSnapshot{Devices: s.devices, NodeLabels: AscendLabels("Ascend910B", 20, len(s.devices))}, nil
 }
 func (s npuSource) Close() error { return nil }
 
 func npu(i string, healthy bool, util float64) Device {
-	d := Device{Vendor: VendorAscend, ID: "Ascend910-" + i, Index: i, Model: "Ascend910B", PCIBusID: "0000:c1:00." + i, Healthy: healthy}
+	d := Device{Vendor: accelerator.VendorAscend, ID: "Ascend910-" + i, Index: i, Model: "Ascend910B", PCIBusID: "0000:c1:00." + i, Healthy: healthy}
 	d.Set(FieldUtilization, util)
 	d.Set(FieldTemperatureCelsius, 50)
 	d.Set(FieldPowerWatts, 180.5)

@@ -12,6 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/klog/v2"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
@@ -45,7 +46,7 @@ var _ Source = (*NVIDIASource)(nil)
 func NewNVIDIASource(ctx context.Context, opts nvidia.Options, sim *simulator.Simulator) (*NVIDIASource, error) {
 	s := &NVIDIASource{opts: opts, sim: sim, settings: opts.Settings,
 		health: nvidia.NewHealthState(opts.Policy()), log: klog.FromContext(ctx).WithName("nvidia")}
-	if opts.Backend == "simulated" && s.sim == nil {
+	if opts.Backend == accelerator.BackendSimulated && s.sim == nil {
 		sim, err := simulator.New(opts.Simulate)
 		if err != nil {
 			return nil, err
@@ -59,7 +60,7 @@ func NewNVIDIASource(ctx context.Context, opts nvidia.Options, sim *simulator.Si
 func (s *NVIDIASource) Simulator() *simulator.Simulator { return s.sim }
 
 // Name returns "nvidia".
-func (s *NVIDIASource) Name() string { return VendorNVIDIA }
+func (s *NVIDIASource) Name() string { return accelerator.VendorNVIDIA }
 
 // Collect reads the config file, then every GPU and MIG device.
 func (s *NVIDIASource) Collect(ctx context.Context) (SourceSnapshot, error) {
@@ -126,7 +127,7 @@ func (s *NVIDIASource) Collect(ctx context.Context) (SourceSnapshot, error) {
 // utilization only where NVML reports it per MIG device (it does not).
 func (s *NVIDIASource) readGPU(g *nvidia.GPU) ([]Device, bool, error) {
 	var errs []error
-	d := Device{Vendor: VendorNVIDIA, ID: g.UUID, Aliases: []string{g.Index}, Index: g.Index,
+	d := Device{Vendor: accelerator.VendorNVIDIA, ID: g.UUID, Aliases: []string{g.Index}, Index: g.Index,
 		Minor: g.Minor, Model: g.Name, PCIBusID: g.PCIBusID, Healthy: true}
 	capable := false
 	h, ret := s.lib.DeviceGetHandleByIndex(g.GPUIndex)

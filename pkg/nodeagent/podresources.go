@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // ErrNoPodResourcesSocket is returned when the kubelet PodResources
@@ -68,13 +70,16 @@ func (c *PodResourcesClient) List(ctx context.Context) ([]Assignment, error) {
 	return assignments(resp), nil
 }
 
-// assignments flattens a List response to the accelerator resources.
+// assignments flattens a List response to the accelerator resources, those
+// of a vendor's device plugin (accelerator.VendorOf): every nvidia.com
+// resource (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*, renamed
+// time-sliced resources) and huawei.com/Ascend*.
 func assignments(resp *podresourcesv1.ListPodResourcesResponse) []Assignment {
 	var out []Assignment
 	for _, p := range resp.GetPodResources() {
 		for _, c := range p.GetContainers() {
 			for _, d := range c.GetDevices() {
-				if !acceleratorResource(d.GetResourceName()) || len(d.GetDeviceIds()) == 0 {
+				if accelerator.VendorOf(d.GetResourceName()) == "" || len(d.GetDeviceIds()) == 0 {
 					continue
 				}
 				out = append(out, Assignment{
@@ -86,13 +91,6 @@ func assignments(resp *podresourcesv1.ListPodResourcesResponse) []Assignment {
 		}
 	}
 	return out
-}
-
-// acceleratorResource reports whether a resource's devices can be ours:
-// every nvidia.com resource (nvidia.com/gpu, nvidia.com/gpu.shared,
-// nvidia.com/mig-*, renamed time-sliced resources) and huawei.com/Ascend*.
-func acceleratorResource(name string) bool {
-	return strings.HasPrefix(name, "nvidia.com/") || strings.HasPrefix(name, "huawei.com/Ascend")
 }
 
 // replicaSep separates a device ID from its time-slicing replica number.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // testSnapshot has two GPUs at temperature temp, the first shared by two
@@ -21,7 +23,7 @@ import (
 func testSnapshot(temp float64) *Snapshot {
 	s := &Snapshot{Hostname: "node-1", Owners: map[string][]Owner{"GPU-0": {{"ns", "a", "main"}, {"ns", "b", "main"}}}}
 	for i := range 2 {
-		d := Device{Vendor: VendorNVIDIA, ID: "GPU-" + strconv.Itoa(i), Index: strconv.Itoa(i), Model: "Test GPU", Healthy: true}
+		d := Device{Vendor: accelerator.VendorNVIDIA, ID: "GPU-" + strconv.Itoa(i), Index: strconv.Itoa(i), Model: "Test GPU", Healthy: true}
 		d.Set(FieldTemperatureCelsius, temp)
 		d.Set(FieldPowerWatts, 100.5)
 		s.Devices = append(s.Devices, d)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	configv1 "github.com/accelstack/accelstack/api/config/v1"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // Option names as command-line flags; Options.Set records which of them
@@ -58,7 +59,7 @@ type Settings struct {
 // DefaultOptions returns NVIDIA's defaults.
 func DefaultOptions() Options {
 	return Options{
-		Backend: "nvml",
+		Backend: accelerator.BackendNVML,
 		Settings: Settings{
 			MigStrategy:        configv1.MIGStrategyNone,
 			FailOnInitError:    true,

@@ -35,9 +35,6 @@ const (
 	MountPath = "/user/serverid/devindex/config"
 	// VolumeName is the name of the rank-table volume in a job's pods.
 	VolumeName = "ascend-910-config"
-	// AscendResource is the extended resource of Ascend 910 chips; pods
-	// requesting it need a rank table.
-	AscendResource = "huawei.com/Ascend910"
 	// ChipTypeAscend910 is the RingControllerLabel value for Ascend 910 chips.
 	ChipTypeAscend910 = "ascend-910"
 

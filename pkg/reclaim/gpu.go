@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // The node agent's series the Keeper reads.
@@ -143,14 +145,14 @@ func (m *nodeMetrics) utilization(pod *corev1.Pod) (float64, error) {
 }
 
 // holdsAccelerators tells whether a pod's containers ask for GPUs or NPUs
-// the node agent measures: nvidia.com/* (whole, shared or MIG) and
+// the node agent measures: the resources of a vendor's device plugin
+// (accelerator.VendorOf), nvidia.com/* (whole, shared or MIG) and
 // huawei.com/Ascend*.
 func holdsAccelerators(pod *corev1.Pod) bool {
 	for _, c := range pod.Spec.Containers {
 		for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
 			for name, q := range rl {
-				n := string(name)
-				if (strings.HasPrefix(n, "nvidia.com/") || strings.HasPrefix(n, "huawei.com/Ascend")) && !q.IsZero() {
+				if accelerator.VendorOf(string(name)) != "" && !q.IsZero() {
 					return true
 				}
 			}

@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/nodestate"
 	"github.com/accelstack/accelstack/pkg/ascend/plugin"
-	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/test/harness"
 )
 
@@ -37,7 +37,7 @@ func TestAscendNodeState(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	v, err := plugin.NewVendor(plugin.Options{Backend: deviceplugin.BackendSimulated, Simulate: "ascend910b-8", HealthPeriod: 50 * time.Millisecond})
+	v, err := plugin.NewVendor(plugin.Options{Backend: accelerator.BackendSimulated, Simulate: "ascend910b-8", HealthPeriod: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestAscendNodeState(t *testing.T) {
 	go func() { r.Run(runCtx); close(done) }()
 	defer func() { stop(); <-done }()
 
-	const res = ascend.ResourceAscend910
+	const res = accelerator.Ascend910
 	waitLists(ctx, t, cs, node, map[string]string{
 		res:                             "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7",
 		res + nodestate.UnhealthySuffix: "", res + nodestate.NetworkUnhealthySuffix: "",

@@ -10,7 +10,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/test/kubelet"
 	"github.com/accelstack/accelstack/test/testutil"
@@ -45,7 +45,7 @@ func TestAscendDevicePluginBinary(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+	p, err := k.WaitPlugin(ctx, accelerator.Ascend910)
 	if err != nil {
 		t.Fatal(err)
 	}

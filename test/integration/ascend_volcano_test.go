@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/annotation"
 	"github.com/accelstack/accelstack/pkg/ascend/plugin"
@@ -56,7 +57,7 @@ func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface)
 		t.Fatal(err)
 	}
 	o := plugin.DefaultOptions()
-	o.Backend, o.Simulate = deviceplugin.BackendSimulated, simulator.ProfileAscend910B8
+	o.Backend, o.Simulate = accelerator.BackendSimulated, simulator.ProfileAscend910B8
 	o.Picker, err = volcano.New(volcano.Options{NodeName: ascendNode, Client: ascendKube(t, cfg), Wait: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -65,10 +66,10 @@ func startAscendVolcano(t *testing.T, cfg *rest.Config, cs kubernetes.Interface)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
+	k := plugintest.Start(t, deviceplugin.Config{Vendor: accelerator.VendorAscend, Backend: o.Backend, FailOnInitError: true}, v, nil).Kubelet
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
-	p, err := k.WaitPlugin(wctx, ascend.ResourceAscend910)
+	p, err := k.WaitPlugin(wctx, accelerator.Ascend910)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +82,10 @@ func volcanoPod(name, chips, predicateTime string) *corev1.Pod {
 	n := int64(len(strings.Split(chips, ",")))
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
-			ascend.ResourceAscend910: chips, volcano.AnnotationPredicateTimeKey: predicateTime}},
+			accelerator.Ascend910: chips, volcano.AnnotationPredicateTimeKey: predicateTime}},
 		Spec: corev1.PodSpec{NodeName: ascendNode, SchedulerName: "volcano", Containers: []corev1.Container{{
 			Name: "c", Image: "mindspore", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
-				ascend.ResourceAscend910: *resource.NewQuantity(n, resource.DecimalSI)}}}}},
+				accelerator.Ascend910: *resource.NewQuantity(n, resource.DecimalSI)}}}}},
 	}
 }
 

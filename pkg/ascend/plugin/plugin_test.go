@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/plugin"
 	"github.com/accelstack/accelstack/pkg/ascend/simulator"
@@ -28,13 +29,13 @@ func startPlugin(t *testing.T, o plugin.Options) (*kubelet.Kubelet, *plugin.Vend
 	if err != nil {
 		t.Fatalf("NewVendor: %v", err)
 	}
-	p := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorAscend, Backend: o.Backend, FailOnInitError: true}, v, nil)
+	p := plugintest.Start(t, deviceplugin.Config{Vendor: accelerator.VendorAscend, Backend: o.Backend, FailOnInitError: true}, v, nil)
 	return p.Kubelet, v
 }
 
 func simulated(profile string) plugin.Options {
 	o := plugin.DefaultOptions()
-	o.Backend, o.Simulate = deviceplugin.BackendSimulated, profile
+	o.Backend, o.Simulate = accelerator.BackendSimulated, profile
 	return o
 }
 
@@ -55,9 +56,9 @@ func TestAdvertisedResources(t *testing.T) {
 		resource string
 		want     []dev
 	}{
-		{"910B one chip per card", simulator.ProfileAscend910B8, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
-		{"910B two chips per card", simulator.ProfileAscend910B8Dual, ascend.ResourceAscend910, healthyIDs("Ascend910", 8)},
-		{"310P", simulator.ProfileAscend310P4, ascend.ResourceAscend310P, healthyIDs("Ascend310P", 4)},
+		{"910B one chip per card", simulator.ProfileAscend910B8, accelerator.Ascend910, healthyIDs("Ascend910", 8)},
+		{"910B two chips per card", simulator.ProfileAscend910B8Dual, accelerator.Ascend910, healthyIDs("Ascend910", 8)},
+		{"310P", simulator.ProfileAscend310P4, accelerator.Ascend310P, healthyIDs("Ascend310P", 4)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,7 +112,7 @@ func TestAllocate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			k, _ := startPlugin(t, tc.opts)
 			ctx := testutil.Context(t)
-			p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+			p, err := k.WaitPlugin(ctx, accelerator.Ascend910)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func TestFaultAndRecovery(t *testing.T) {
 	o.HealthPeriod = time.Hour // only fault events trigger checks
 	k, v := startPlugin(t, o)
 	ctx := testutil.Context(t)
-	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+	p, err := k.WaitPlugin(ctx, accelerator.Ascend910)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestUnhealthyAtStart(t *testing.T) {
 	o.Simulator = sim
 	k, _ := startPlugin(t, o)
 	ctx := testutil.Context(t)
-	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+	p, err := k.WaitPlugin(ctx, accelerator.Ascend910)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestAllocateWithChipPicker(t *testing.T) {
 			o.Picker = f
 			k, _ := startPlugin(t, o)
 			ctx := testutil.Context(t)
-			p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+			p, err := k.WaitPlugin(ctx, accelerator.Ascend910)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,7 +293,7 @@ func TestAllocateWithChipPicker(t *testing.T) {
 			f.mu.Lock()
 			got := []any{f.started, f.gotResource, f.gotKubeletIDs}
 			f.mu.Unlock()
-			if diff := cmp.Diff([]any{1, ascend.ResourceAscend910, []string{"Ascend910-0", "Ascend910-1"}}, got); diff != "" {
+			if diff := cmp.Diff([]any{1, accelerator.Ascend910, []string{"Ascend910-0", "Ascend910-1"}}, got); diff != "" {
 				t.Errorf("picker starts and call (-want +got):\n%s", diff)
 			}
 			if err == nil {

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/test/testutil"
 )
@@ -18,7 +18,7 @@ import (
 func TestGetPreferredAllocation(t *testing.T) {
 	k, _ := startPlugin(t, simulated(simulator.ProfileAscend910B8))
 	ctx := testutil.Context(t)
-	p, err := k.WaitPlugin(ctx, ascend.ResourceAscend910)
+	p, err := k.WaitPlugin(ctx, accelerator.Ascend910)
 	if err != nil {
 		t.Fatal(err)
 	}

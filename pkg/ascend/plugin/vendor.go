@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
@@ -30,7 +31,7 @@ var _ deviceplugin.Vendor = (*Vendor)(nil)
 // NewVendor checks the options and builds the simulator if asked.
 func NewVendor(o Options) (*Vendor, error) {
 	v := &Vendor{opts: o, sim: o.Simulator}
-	if o.Backend == deviceplugin.BackendSimulated && v.sim == nil {
+	if o.Backend == accelerator.BackendSimulated && v.sim == nil {
 		var err error
 		if v.sim, err = simulator.New(o.Simulate); err != nil {
 			return nil, err
@@ -43,7 +44,7 @@ func NewVendor(o Options) (*Vendor, error) {
 func (v *Vendor) Simulator() *simulator.Simulator { return v.sim }
 
 // Name returns "ascend".
-func (v *Vendor) Name() string { return deviceplugin.VendorAscend }
+func (v *Vendor) Name() string { return accelerator.VendorAscend }
 
 // Start discovers the chips, starts health polling (and the chip
 // picker) and returns one Resource per chip kind.

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/annotation"
 	"github.com/accelstack/accelstack/pkg/ascend/plugin"
@@ -432,7 +433,7 @@ func (v *volcano) writeBack(ctx context.Context, pod *corev1.Pod, resource strin
 		AnnotationRealKey:           strings.Join(given, ","),
 		AnnotationKubeletDevicesKey: strings.Join(kubeletIDs, ","),
 	}
-	if resource == ascend.ResourceAscend910 {
+	if resource == accelerator.Ascend910 {
 		b, err := json.Marshal(conf)
 		if err != nil {
 			return status.Errorf(codes.Internal, "encoding rank table entry: %v", err)

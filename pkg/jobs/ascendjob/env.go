@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 )
 
 // ClusterD's address, which MindX workloads report to.
@@ -20,7 +21,7 @@ const (
 // wholeChips are the resources of whole chips, whose device list the
 // device plugin writes in a pod annotation of the same name.
 var wholeChips = map[corev1.ResourceName]bool{
-	"huawei.com/npu": true, "huawei.com/Ascend910": true, "huawei.com/Ascend310": true, "huawei.com/Ascend310P": true,
+	"huawei.com/npu": true, accelerator.Ascend910: true, accelerator.Ascend310: true, accelerator.Ascend310P: true,
 }
 
 // topology is what the framework variables are computed from.

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/ranktable"
 )
@@ -117,9 +118,9 @@ func mountRankTable(pod *corev1.Pod, job string) {
 // requestsAscend910 reports whether c requests the chips the engine mounts
 // the rank table for.
 func requestsAscend910(c *corev1.Container) bool {
-	q, ok := c.Resources.Limits[ranktable.AscendResource]
+	q, ok := c.Resources.Limits[accelerator.Ascend910]
 	if !ok {
-		q, ok = c.Resources.Requests[ranktable.AscendResource]
+		q, ok = c.Resources.Requests[accelerator.Ascend910]
 	}
 	return ok && !q.IsZero()
 }

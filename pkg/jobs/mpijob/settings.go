@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/jobs/sshjob"
 )
@@ -124,7 +125,7 @@ func slotsOf(c *corev1.Container) int32 {
 	}
 	var accel int64
 	for name, q := range c.Resources.Limits {
-		if jobs.IsAccelerator(name) {
+		if accelerator.IsAccelerator(string(name)) {
 			accel += q.Value()
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/jobkind"
 	"github.com/accelstack/accelstack/pkg/jobs"
 )
@@ -140,7 +141,7 @@ func nproc(pj *batchv1beta1.PyTorchTrainingJob, r *jobs.Replica) int {
 		return 1
 	case "gpu":
 		if c := jobs.MainContainer(&r.Template.Spec, Container); c != nil {
-			if q, ok := c.Resources.Limits["nvidia.com/gpu"]; ok && q.Value() > 0 {
+			if q, ok := c.Resources.Limits[accelerator.NVIDIAGPU]; ok && q.Value() > 0 {
 				return int(q.Value())
 			}
 		}

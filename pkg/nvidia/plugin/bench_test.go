@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
 	"github.com/accelstack/accelstack/test/kubelet"
@@ -26,7 +27,7 @@ func benchPlugin(b *testing.B, config, resource string) *kubelet.Plugin {
 	if err != nil {
 		b.Fatal(err)
 	}
-	k := plugintest.Start(b, deviceplugin.Config{Vendor: deviceplugin.VendorNVIDIA, ConfigFile: o.ConfigFile}, v, nil).Kubelet
+	k := plugintest.Start(b, deviceplugin.Config{Vendor: accelerator.VendorNVIDIA, ConfigFile: o.ConfigFile}, v, nil).Kubelet
 	p, err := k.WaitPlugin(context.Background(), resource)
 	if err != nil {
 		b.Fatal(err)

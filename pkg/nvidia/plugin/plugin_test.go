@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia/plugin"
 	"github.com/accelstack/accelstack/test/kubelet"
@@ -37,7 +38,7 @@ func startPlugin(t *testing.T, o plugin.Options) *testEnv {
 		t.Fatalf("NewVendor: %v", err)
 	}
 	events := make(chan deviceplugin.Event, 1024)
-	p := plugintest.Start(t, deviceplugin.Config{Vendor: deviceplugin.VendorNVIDIA, Backend: o.Backend,
+	p := plugintest.Start(t, deviceplugin.Config{Vendor: accelerator.VendorNVIDIA, Backend: o.Backend,
 		ConfigFile: o.ConfigFile, FailOnInitError: true}, v, func(e deviceplugin.Event) { events <- e })
 	return &testEnv{kubelet: p.Kubelet, vendor: v, events: events, stop: p.Stop}
 }

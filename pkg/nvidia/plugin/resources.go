@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	configv1 "github.com/accelstack/accelstack/api/config/v1"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/mig"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 )
@@ -105,7 +106,7 @@ func buildResources(m *nvidia.Machine, s nvidia.Settings, logger klog.Logger) ([
 	sort.Strings(names)
 	specs := make([]*resourceSpec, 0, len(names))
 	for _, n := range names {
-		if len(n) > 63+len("nvidia.com/") {
+		if len(n) > 63+len(accelerator.NVIDIADomain) {
 			return nil, fmt.Errorf("resource name %q is too long", n)
 		}
 		if len(out[n].devices) > configv1.MaxAdvertised {

@@ -10,6 +10,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/klog/v2"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/deviceplugin"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
@@ -40,7 +41,7 @@ func NewVendor(o Options) (*Vendor, error) {
 		return nil, err
 	}
 	v := &Vendor{opts: o, settings: s, raw: raw, sim: o.Simulator}
-	if o.Backend == deviceplugin.BackendSimulated && v.sim == nil {
+	if o.Backend == accelerator.BackendSimulated && v.sim == nil {
 		if v.sim, err = simulator.New(o.Simulate); err != nil {
 			return nil, err
 		}
@@ -71,7 +72,7 @@ func (v *Vendor) HealthCounts() (events, recovered int) {
 }
 
 // Name returns "nvidia".
-func (v *Vendor) Name() string { return deviceplugin.VendorNVIDIA }
+func (v *Vendor) Name() string { return accelerator.VendorNVIDIA }
 
 // Start discovers the GPUs, starts health monitoring and returns one
 // Resource per extended resource.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/nodeagent"
 	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
@@ -37,7 +38,7 @@ func StartNodeAgent(t testing.TB) *NodeAgent {
 	}
 	n := &NodeAgent{Sim: sim}
 	n.agent, err = nodeagent.New(context.Background(), nodeagent.Config{
-		Backend: "simulated", Simulate: "dgxa100", Simulator: sim, PodLister: n, NodeName: "",
+		Backend: accelerator.BackendSimulated, Simulate: "dgxa100", Simulator: sim, PodLister: n, NodeName: "",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func (n *NodeAgent) GPU(i int) string { return n.Sim.Devices[i].(*server.Device)
 func (n *NodeAgent) Assign(namespace, pod, container string, gpus ...int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	a := nodeagent.Assignment{Owner: nodeagent.Owner{Namespace: namespace, Pod: pod, Container: container}, Resource: "nvidia.com/gpu"}
+	a := nodeagent.Assignment{Owner: nodeagent.Owner{Namespace: namespace, Pod: pod, Container: container}, Resource: accelerator.NVIDIAGPU}
 	for _, i := range gpus {
 		a.DeviceIDs = append(a.DeviceIDs, n.GPU(i))
 	}

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/accelstack/accelstack/pkg/ascend"
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend/plugin"
 	"github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/ascend/volcano"
@@ -83,7 +83,7 @@ func start(ctx context.Context, o plugin.Options) (*kubelet.Plugin, func(), erro
 	stop := func() { cancel(); <-done; k.Stop(); os.RemoveAll(dir) }
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
-	p, err := k.WaitPlugin(wctx, ascend.ResourceAscend910)
+	p, err := k.WaitPlugin(wctx, accelerator.Ascend910)
 	if err != nil {
 		stop()
 		return nil, nil, err
@@ -93,7 +93,7 @@ func start(ctx context.Context, o plugin.Options) (*kubelet.Plugin, func(), erro
 
 func options() plugin.Options {
 	o := plugin.DefaultOptions()
-	o.Backend, o.Simulate = deviceplugin.BackendSimulated, simulator.ProfileAscend910B8
+	o.Backend, o.Simulate = accelerator.BackendSimulated, simulator.ProfileAscend910B8
 	return o
 }
 
@@ -147,10 +147,10 @@ func benchVolcano(n int) ([]time.Duration, error) {
 		name := "pod-" + strconv.Itoa(i)
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
-				ascend.ResourceAscend910: "Ascend910-" + strconv.Itoa(i%8), volcano.AnnotationPredicateTimeKey: strconv.Itoa(i)}},
+				accelerator.Ascend910: "Ascend910-" + strconv.Itoa(i%8), volcano.AnnotationPredicateTimeKey: strconv.Itoa(i)}},
 			Spec: corev1.PodSpec{NodeName: node, SchedulerName: volcano.DefaultSchedulerName, Containers: []corev1.Container{{
 				Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
-					ascend.ResourceAscend910: resource.MustParse("1")}}}}},
+					accelerator.Ascend910: resource.MustParse("1")}}}}},
 		}
 		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return nil, err
