@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/pkg/nodeagent"
@@ -19,7 +20,7 @@ func main() {
 	fs.StringVar(&cfg.Address, "address", ":9400", "Address of /metrics and /healthz.")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "This node's name; empty serves metrics only, with no cluster.")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster.")
-	fs.StringVar(&cfg.Backend, "backend", "nvml", "Device backend: nvml, dcmi or simulated.")
+	fs.StringVar(&cfg.Backend, "backend", accelerator.BackendNVML, "Device backend: "+cli.Alternatives(nodeagent.Backends()...)+".")
 	fs.StringVar(&cfg.Simulate, "simulate", "", "Simulated machine profile, with --backend=simulated (e.g. dgxa100).")
 	fs.StringVar(&cfg.PodResourcesSocket, "pod-resources-socket", "/var/lib/kubelet/pod-resources/kubelet.sock", "The kubelet PodResources API socket; empty disables pod attribution.")
 	fs.DurationVar(&cfg.CollectInterval, "collect-interval", nodeagent.DefaultCollectInterval, "Time between device collections; scrapes serve the last one.")
@@ -37,7 +38,7 @@ func main() {
 	fs.Env("collect-interval", "COLLECT_INTERVAL")
 	fs.Env("config-file", "CONFIG_FILE")
 	fs.Env("mig-strategy", "MIG_STRATEGY")
-	fs.Check(func() error { return cli.OneOf("backend", cfg.Backend, "nvml", "dcmi", "simulated") })
+	fs.Check(func() error { return cli.OneOf("backend", cfg.Backend, nodeagent.Backends()...) })
 	fs.Check(func() error {
 		if cfg.MigStrategy == "" {
 			return nil

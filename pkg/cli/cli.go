@@ -87,6 +87,14 @@ func OneOf(flagName, value string, allowed ...string) error {
 	return fmt.Errorf("invalid value %q for flag --%s: must be one of %s", value, flagName, strings.Join(allowed, ", "))
 }
 
+// Alternatives joins values for help and messages: "a, b or c".
+func Alternatives(values ...string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
 // PrintHelp writes the summary and the flags to w.
 func (fs *FlagSet) PrintHelp(w io.Writer) {
 	fmt.Fprintf(w, "%s: %s\n\nUsage: %s [flags]\n\nFlags:\n", fs.Name(), fs.summary, fs.Name())

@@ -69,3 +69,14 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+func TestAlternatives(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b"}, "a or b"}, {[]string{"a", "b", "c"}, "a, b or c"}} {
+		if got := Alternatives(tc.in...); got != tc.want {
+			t.Errorf("Alternatives(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -7,16 +7,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/klog/v2"
 
-	ascendsim "github.com/accelstack/accelstack/pkg/ascend/simulator"
 	"github.com/accelstack/accelstack/pkg/nodeclient/nodelabel"
-	"github.com/accelstack/accelstack/pkg/nvidia"
 	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 	"github.com/accelstack/accelstack/pkg/version"
 )
@@ -38,10 +35,11 @@ type Config struct {
 	NodeName string
 	// Kubeconfig is a kubeconfig path; empty means in-cluster.
 	Kubeconfig string
-	// Backend is the device backend: nvml, dcmi or simulated.
+	// Backend is the device backend: a vendor's library (nvml, dcmi) or
+	// simulated; Backends lists them.
 	Backend string
-	// Simulate is the simulated machine profile when Backend is simulated:
-	// an Ascend one (ascend*) or an NVIDIA one.
+	// Simulate is the simulated machine profile when Backend is simulated,
+	// a profile of one vendor's simulator, which picks the vendor.
 	Simulate string
 	// PodResourcesSocket is the kubelet PodResources API socket; empty
 	// disables pod attribution.
@@ -151,38 +149,21 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg, collector: c, metrics: metrics}, nil
 }
 
-// buildSources returns the configured sources, or the backend's.
+// buildSources returns the configured sources, or the source of the
+// vendor the backend (and simulated profile) names.
 func buildSources(ctx context.Context, cfg Config) ([]Source, error) {
 	if cfg.Sources != nil {
 		return cfg.Sources, nil
 	}
-	switch {
-	case cfg.Backend == "dcmi":
-		return []Source{NewAscendSource(cfg.DCMILibrary, nil)}, nil
-	case cfg.Backend == "simulated" && strings.HasPrefix(cfg.Simulate, "ascend"):
-		sim, err := ascendsim.New(cfg.Simulate)
-		if err != nil {
-			return nil, err
-		}
-		return []Source{NewAscendSource("", sim)}, nil
-	case cfg.Backend == "nvml" || cfg.Backend == "simulated":
-		o := nvidia.DefaultOptions()
-		o.Backend, o.Simulate, o.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
-		o.DisableHealthChecks, o.EnableHealthChecks = cfg.DisableHealthChecks, cfg.EnableHealthChecks
-		o.HealthQuietPeriod = cfg.HealthQuietPeriod
-		o.Set = map[string]bool{}
-		if cfg.MigStrategy != "" {
-			o.MigStrategy = cfg.MigStrategy
-			o.Set[nvidia.FlagMigStrategy] = true
-		}
-		src, err := NewNVIDIASource(ctx, o, cfg.Simulator)
-		if err != nil {
-			return nil, fmt.Errorf("NVIDIA backend: %w", err)
-		}
-		return []Source{src}, nil
-	default:
-		return nil, fmt.Errorf("unknown backend %q: must be nvml, dcmi or simulated", cfg.Backend)
+	v, err := vendorFor(cfg)
+	if err != nil {
+		return nil, err
 	}
+	src, err := v.newSource(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return []Source{src}, nil
 }
 
 // Collector returns the agent's collector.

@@ -9,7 +9,26 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
+	ascendsim "github.com/accelstack/accelstack/pkg/ascend/simulator"
 )
+
+// ascendVendor reads Ascend NPUs: --backend=dcmi, or simulated with a
+// profile of pkg/ascend/simulator.
+var ascendVendor = sourceVendor{
+	name:     accelerator.VendorAscend,
+	backend:  accelerator.BackendDCMI,
+	profiles: ascendsim.Profiles,
+	newSource: func(_ context.Context, cfg Config) (Source, error) {
+		if cfg.Backend != accelerator.BackendSimulated {
+			return NewAscendSource(cfg.DCMILibrary, nil), nil
+		}
+		sim, err := ascendsim.New(cfg.Simulate)
+		if err != nil {
+			return nil, err
+		}
+		return NewAscendSource("", sim), nil
+	},
+}
 
 // AscendSource reads Huawei Ascend NPUs through pkg/ascend: the same DCMI
 // or simulated backend and discovery as the device plugin.

@@ -17,6 +17,30 @@ import (
 	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
 )
 
+// nvidiaVendor reads NVIDIA GPUs: --backend=nvml, or simulated with a
+// profile of pkg/nvidia/simulator.
+var nvidiaVendor = sourceVendor{
+	name:     accelerator.VendorNVIDIA,
+	backend:  accelerator.BackendNVML,
+	profiles: simulator.Profiles,
+	newSource: func(ctx context.Context, cfg Config) (Source, error) {
+		o := nvidia.DefaultOptions()
+		o.Backend, o.Simulate, o.ConfigFile = cfg.Backend, cfg.Simulate, cfg.ConfigFile
+		o.DisableHealthChecks, o.EnableHealthChecks = cfg.DisableHealthChecks, cfg.EnableHealthChecks
+		o.HealthQuietPeriod = cfg.HealthQuietPeriod
+		o.Set = map[string]bool{}
+		if cfg.MigStrategy != "" {
+			o.MigStrategy = cfg.MigStrategy
+			o.Set[nvidia.FlagMigStrategy] = true
+		}
+		src, err := NewNVIDIASource(ctx, o, cfg.Simulator)
+		if err != nil {
+			return nil, fmt.Errorf("NVIDIA backend: %w", err)
+		}
+		return src, nil
+	},
+}
+
 // NVIDIASource reads NVIDIA GPUs through pkg/nvidia: the same NVML or
 // simulated backend, discovery and config file parser as the device plugin.
 type NVIDIASource struct {

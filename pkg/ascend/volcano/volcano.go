@@ -4,8 +4,9 @@
 // and the pod's HCCL rank-table entry (pkg/ascend/annotation) back to the
 // pod. So in this mode Allocate waits, at most MaxWait, on a pod informer
 // of its own and patches the pod through the API server (API, served by
-// pkg/nodeclient in the plugin). Only cmd/device-plugin wires it in:
-// pkg/ascend, pkg/ascend/plugin and the node agent do not import it.
+// pkg/nodeclient in the plugin). Only the Ascend plugin's Registration
+// (pkg/ascend/plugin) wires it in, for cmd/device-plugin; pkg/ascend and
+// the node agent do not import it.
 package volcano
 
 import (
@@ -35,7 +36,6 @@ import (
 	"github.com/accelstack/accelstack/pkg/accelerator"
 	"github.com/accelstack/accelstack/pkg/ascend"
 	"github.com/accelstack/accelstack/pkg/ascend/annotation"
-	"github.com/accelstack/accelstack/pkg/ascend/plugin"
 )
 
 // Pod annotations of the Volcano protocol. The pod's rank-table entry is
@@ -88,8 +88,6 @@ type Picker struct {
 	mu sync.Mutex
 	v  *volcano // nil when not started
 }
-
-var _ plugin.ChipPicker = (*Picker)(nil)
 
 // New checks the options and returns a picker that is not started yet.
 func New(o Options) (*Picker, error) {
