@@ -332,8 +332,14 @@ func (s *state) group(namespace, name string) *schedv1beta1.PodGroup {
 	return pg
 }
 
-// membership resolves pod's queue and group.
+// membership resolves pod's queue and group. A pod of another scheduler
+// belongs to none, whatever its labels: the T9k Scheduler never counts it
+// against a queue, holds it back or evicts it (as the queue controllers,
+// which watch only its own pods, never count it either).
 func (s *state) membership(pod *corev1.Pod) queue.Membership {
+	if pod.Spec.SchedulerName != schedv1beta1.SchedulerName {
+		return queue.Membership{}
+	}
 	return queue.MembershipOf(pod, s.group)
 }
 

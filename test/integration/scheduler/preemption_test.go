@@ -67,14 +67,15 @@ func testWorkedExample(t *testing.T, e *env) {
 	e.holdUnbound(ctx, t, time.Second, ns, "b2", "c2")
 }
 
-// testNoQueueUntouched: pods of no queue are never preempted. A node of 4
-// cpu holds one and a pod of a low-priority queue, 2 cpu each; a 4-cpu
-// pod of a high-priority queue could only get room by evicting both, so
-// it evicts nothing and says why.
+// testNoQueueUntouched: pods of no queue, and pods of other schedulers
+// even when labelled with a queue, are never preempted. A node of 6 cpu
+// holds one of each and a pod of a low-priority queue, 2 cpu each; a 4-cpu
+// pod of a high-priority queue could only get room by evicting two, so it
+// evicts nothing and says why.
 func testNoQueueUntouched(t *testing.T, e *env) {
 	ctx := testutil.SubtestContext(t)
 	pool := unique("untouched")
-	e.node(t, pool, 4, nil, nil)
+	node := e.node(t, pool, 6, nil, nil)
 	low := e.queue(t, pool, withPriority(1))
 	high := e.queue(t, pool, withPriority(100))
 	ns := e.namespace(t, nil)
@@ -83,12 +84,19 @@ func testNoQueueUntouched(t *testing.T, e *env) {
 	if err := e.c.Create(ctx, noQueue); err != nil {
 		t.Fatal(err)
 	}
+	// A pod of another scheduler, labelled with the low queue, placed on
+	// the node: not the T9k Scheduler's, so never its victim.
+	other := e.podSpec(ns, "other", "2", queueLabel(low))
+	other.Spec.SchedulerName, other.Spec.NodeName = corev1.DefaultSchedulerName, node.Name
+	if err := e.c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
 	e.pod(t, ns, "low", "2", queueLabel(low))
-	e.waitBound(ctx, t, ns, "noqueue", "low")
+	e.waitBound(ctx, t, ns, "noqueue", "low", "other")
 	e.pod(t, ns, "urgent", "4", queueLabel(high))
 	e.waitUnschedulable(ctx, t, ns, "urgent", "evicting pods of lower-priority queues would not make room")
 	e.holdUnbound(ctx, t, time.Second, ns, "urgent")
-	e.mustStayBound(ctx, t, ns, "noqueue", "low")
+	e.mustStayBound(ctx, t, ns, "noqueue", "low", "other")
 }
 
 // mustStayBound checks that the named pods exist and are bound.
