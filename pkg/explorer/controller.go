@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,18 +25,15 @@ const (
 	ReasonPVCNotFound = "PVCNotFound"
 	// ReasonInvalidSpec: the spec is invalid (the webhook was bypassed);
 	// nothing runs.
-	ReasonInvalidSpec = "InvalidSpec"
+	ReasonInvalidSpec = interactive.ReasonInvalidSpec
 	// ReasonNameConflict: a Deployment, Service, NetworkPolicy or access
 	// Secret of the Explorer's names belongs to something else.
-	ReasonNameConflict = "NameConflict"
+	ReasonNameConflict = interactive.ReasonNameConflict
 	// EventCreated: the controller created a Deployment or Service.
 	EventCreated = interactive.EventCreated
 	// EventFailed: the controller could not write one.
-	EventFailed = "Failed"
+	EventFailed = interactive.EventFailed
 )
-
-// staleRetry is when a reconcile that met a stale cache runs again.
-const staleRetry = time.Second
 
 // Reconciler runs the file browser and code-server of each Explorer and
 // writes its status.
@@ -77,21 +71,15 @@ func NewReconciler(c client.Client, cache, apiReader client.Reader, recorder eve
 // PVC exists, then writes their states and the Ready condition; the other
 // conditions (Idle, which the Resource Keeper writes) stay as they are.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ex := &tensorstackv1beta1.Explorer{}
-	if err := r.client.Get(ctx, req.NamespacedName, ex); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if ex.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil
-	}
-	log := ctrl.LoggerFrom(ctx).WithValues("explorer", klog.KObj(ex))
-	ctx = ctrl.LoggerInto(ctx, log)
-	log.V(2).Info("Reconciling Explorer")
+	return interactive.Reconcile(ctx, r.client, req, &tensorstackv1beta1.Explorer{},
+		func(ex *tensorstackv1beta1.Explorer) any { return &ex.Status }, r.sync)
+}
 
-	old := ex.Status.DeepCopy()
+// sync makes the objects of ex and sets its status.
+func (r *Reconciler) sync(ctx context.Context, ex *tensorstackv1beta1.Explorer) (ctrl.Result, error) {
 	ready, states, result, err := r.reconcileWorkloads(ctx, ex)
 	if warning(ready.Reason) {
-		if prev := readyOf(old.Conditions); prev == nil || prev.Reason != ready.Reason || prev.Message != ready.Message {
+		if prev := interactive.FindCondition(ex.Status.Conditions, tensorstackv1beta1.ConditionReady); prev == nil || prev.Reason != ready.Reason || prev.Message != ready.Message {
 			r.recorder.Eventf(ex, nil, corev1.EventTypeWarning, ready.Reason, "Reconcile", "%s", ready.Message)
 		}
 	}
@@ -107,14 +95,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			ex.Status.CodeServer = st
 		}
 	}
-	setReady(&ex.Status.Conditions, ready)
-	if !equality.Semantic.DeepEqual(old, &ex.Status) {
-		if uerr := r.client.Status().Update(ctx, ex); apierrors.IsConflict(uerr) && err == nil {
-			return ctrl.Result{RequeueAfter: staleRetry}, nil
-		} else if uerr != nil {
-			err = errors.Join(err, fmt.Errorf("updating status: %w", uerr))
-		}
-	}
+	ready.Type = tensorstackv1beta1.ConditionReady
+	interactive.SetCondition(&ex.Status.Conditions, ready, metav1.Now())
 	return result, err
 }
 
@@ -146,18 +128,19 @@ func (r *Reconciler) reconcileWorkloads(ctx context.Context, ex *tensorstackv1be
 		if pvc != nil {
 			var err error
 			dep, err = r.writer.Ensure(ctx, r.recorder, ex, workload(ex, pvc, c, r.opts))
-			switch {
-			case errors.Is(err, interactive.ErrStale):
-				// The cache has not seen what this controller created.
-				result.RequeueAfter = staleRetry
-			case errors.Is(err, interactive.ErrNotOwned):
-				o = &interactive.State{Phase: interactive.PhaseFailed, Reason: ReasonNameConflict, Message: err.Error()}
-			case err != nil:
-				r.recorder.Eventf(ex, nil, corev1.EventTypeWarning, EventFailed, "Reconcile", "%v", err)
+			conflict, retry, err := interactive.EnsureFailed(r.recorder, ex, err)
+			if conflict != nil {
+				o = conflict
+			}
+			if retry > 0 {
+				result.RequeueAfter = retry
+			}
+			if err != nil {
 				errs = append(errs, err)
 			}
 		}
-		st, err := r.observe(ctx, ex, c, dep)
+		name := ObjectName(ex.Name, c)
+		st, err := interactive.ObserveDeployment(ctx, r.cache, ex.Namespace, name, map[string]string{LabelKey: name}, dep, ex.Spec.Suspend)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -170,23 +153,6 @@ func (r *Reconciler) reconcileWorkloads(ctx context.Context, ex *tensorstackv1be
 		return readyUnknown(errors.Join(errs...)), states, ctrl.Result{}, errors.Join(errs...)
 	}
 	return readiness(ex, states), states, result, nil
-}
-
-// observe returns the state of the component of ex from its Deployment
-// (dep, or the cache's when nil) and pod.
-func (r *Reconciler) observe(ctx context.Context, ex *tensorstackv1beta1.Explorer, c Component, dep *appsv1.Deployment) (interactive.State, error) {
-	name := ObjectName(ex.Name, c)
-	var err error
-	if dep == nil {
-		if dep, err = interactive.Deployment(ctx, r.cache, ex.Namespace, name); err != nil {
-			return interactive.State{Phase: interactive.PhaseUnknown}, err
-		}
-	}
-	pods, err := interactive.Pods(ctx, r.cache, ex.Namespace, map[string]string{LabelKey: name})
-	if err != nil {
-		return interactive.State{Phase: interactive.PhaseUnknown}, err
-	}
-	return interactive.Observe(dep, pods, ex.Spec.Suspend), nil
 }
 
 // readiness is the Ready condition of ex from the states of its
@@ -231,31 +197,4 @@ func warning(reason string) bool {
 		return true
 	}
 	return false
-}
-
-// readyOf returns the Ready condition of conds, or nil.
-func readyOf(conds []tensorstackv1beta1.WorkloadCondition) *tensorstackv1beta1.WorkloadCondition {
-	for i := range conds {
-		if conds[i].Type == tensorstackv1beta1.ConditionReady {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
-// setReady sets the Ready condition of conds to cond; its transition time
-// changes only with its status. Other conditions are left alone.
-func setReady(conds *[]tensorstackv1beta1.WorkloadCondition, cond tensorstackv1beta1.WorkloadCondition) {
-	cond.Type = tensorstackv1beta1.ConditionReady
-	if c := readyOf(*conds); c != nil {
-		cond.LastTransitionTime = c.LastTransitionTime
-		if c.Status != cond.Status {
-			cond.LastTransitionTime = metav1.Now()
-		}
-		cond.LastProbeTime = c.LastProbeTime
-		*c = cond
-		return
-	}
-	cond.LastTransitionTime = metav1.Now()
-	*conds = append(*conds, cond)
 }

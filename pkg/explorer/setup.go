@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -84,7 +85,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	r := NewReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("explorer-controller"), opts)
 	b := ctrl.NewControllerManagedBy(mgr).Named("explorer").For(&tensorstackv1beta1.Explorer{})
-	b = interactive.WatchWorkloads(b, mgr, c, &tensorstackv1beta1.Explorer{}, LabelKey)
+	b = interactive.WatchWorkloads(b, mgr, c, &tensorstackv1beta1.Explorer{}, &appsv1.Deployment{}, LabelKey)
 	b = b.WatchesRawSource(source.Kind(c, client.Object(&corev1.PersistentVolumeClaim{}), handler.EnqueueRequestsFromMapFunc(r.pvcExplorers)))
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the Explorer controller: %w", err)

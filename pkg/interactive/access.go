@@ -139,16 +139,8 @@ func NetworkPolicy(namespace, name string, labels, selector map[string]string, o
 // or updates the labels and spec of the one there when its spec hash
 // differs. It reports whether it created it.
 func (w Writer) EnsureNetworkPolicy(ctx context.Context, owner client.Object, want *networkingv1.NetworkPolicy) (bool, error) {
-	got := &networkingv1.NetworkPolicy{}
-	created, changed, err := w.ensure(ctx, owner, want, &want.ObjectMeta, want.Spec, got)
-	if err != nil || created || !changed {
-		return created, err
-	}
-	got = got.DeepCopy()
-	got.Labels, got.Annotations = want.Labels, want.Annotations
-	got.Spec = want.Spec
-	if err := w.Client.Update(ctx, got); err != nil {
-		return false, fmt.Errorf("updating NetworkPolicy %s: %w", want.Name, err)
-	}
-	return false, nil
+	_, created, err := write(ctx, w, owner, want, &networkingv1.NetworkPolicy{}, want.Spec, func(got, want *networkingv1.NetworkPolicy) {
+		got.Spec = want.Spec
+	})
+	return created, err
 }

@@ -22,10 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// SpecHashAnnotationKey is the annotation, on a Deployment or Service,
-// holding a hash of the spec the controller last wrote: the controller
-// rewrites the spec only when the hash of the one it wants differs, and so
-// leaves alone the fields the API server defaults.
+// SpecHashAnnotationKey is the annotation, on an object Writer writes (a
+// Deployment, StatefulSet, Service or NetworkPolicy), holding SpecHash of
+// the spec the controller last wrote: the controller rewrites the spec
+// only when the hash of the one it wants differs, and so leaves alone the
+// fields the API server defaults.
 const SpecHashAnnotationKey = "tensorstack.dev/spec-hash"
 
 // ErrStale is a create that found the name taken by the owner's own
@@ -37,7 +38,9 @@ var ErrStale = errors.New("the cache has not seen the object yet")
 // else; the controller leaves it alone and reports it.
 var ErrNotOwned = errors.New("exists and is not the workload's")
 
-// Writer creates and updates the Deployments and Services of workloads.
+// Writer creates and updates the objects of workloads (Deployments,
+// StatefulSets, Services, NetworkPolicies, access Secrets), each
+// controlled by its workload, and deletes them.
 type Writer struct {
 	// Client writes; Reader is the controller's cache of the objects;
 	// APIReader reads the API server when a create finds the name taken.
@@ -46,9 +49,13 @@ type Writer struct {
 	Scheme            *runtime.Scheme
 }
 
-// EventCreated is the reason of the event recorded on a workload whose
-// Deployment or Service was created.
-const EventCreated = "Created"
+// The reasons of the events recorded on a workload.
+const (
+	// EventCreated: the controller created one of its objects.
+	EventCreated = "Created"
+	// EventFailed: the controller could not write one (EnsureFailed).
+	EventFailed = "Failed"
+)
 
 // Ensure makes the access Secret, NetworkPolicy, Deployment and Service of
 // wl, controlled by owner, recording their creation on owner with
@@ -66,8 +73,8 @@ func (w Writer) Ensure(ctx context.Context, recorder events.EventRecorder, owner
 		log.V(3).Info("Created Deployment", "deployment", klog.KObj(dep))
 		recorder.Eventf(owner, dep, corev1.EventTypeNormal, EventCreated, "CreateDeployment", "Created Deployment %s", dep.Name)
 	}
-	svc := wl.Service()
-	if created, err = w.EnsureService(ctx, owner, svc); err != nil {
+	svc, created, err := w.EnsureService(ctx, owner, wl.Service())
+	if err != nil {
 		return nil, err
 	}
 	if created {
@@ -104,55 +111,97 @@ func (w Writer) EnsureAccess(ctx context.Context, recorder events.EventRecorder,
 }
 
 // EnsureDeployment creates the Deployment want, controlled by owner, or
-// updates the labels, replicas and pod template of the one there when its
-// spec hash differs. It returns the Deployment (want itself when just
-// created) and whether it created it.
+// updates the labels, replicas, strategy and pod template of the one there
+// when its spec hash differs. It returns the Deployment (want itself when
+// just created) and whether it created it.
 func (w Writer) EnsureDeployment(ctx context.Context, owner client.Object, want *appsv1.Deployment) (*appsv1.Deployment, bool, error) {
-	got := &appsv1.Deployment{}
-	created, changed, err := w.ensure(ctx, owner, want, &want.ObjectMeta, want.Spec, got)
+	return write(ctx, w, owner, want, &appsv1.Deployment{}, want.Spec, func(got, want *appsv1.Deployment) {
+		got.Spec.Replicas, got.Spec.Template, got.Spec.Strategy = want.Spec.Replicas, want.Spec.Template, want.Spec.Strategy
+	})
+}
+
+// EnsureStatefulSet creates the StatefulSet want, controlled by owner, or
+// updates the labels, replicas and pod template of the one there when its
+// spec hash differs. It returns the StatefulSet (want itself when just
+// created) and whether it created it.
+func (w Writer) EnsureStatefulSet(ctx context.Context, owner client.Object, want *appsv1.StatefulSet) (*appsv1.StatefulSet, bool, error) {
+	return write(ctx, w, owner, want, &appsv1.StatefulSet{}, want.Spec, func(got, want *appsv1.StatefulSet) {
+		got.Spec.Replicas, got.Spec.Template = want.Spec.Replicas, want.Spec.Template
+	})
+}
+
+// EnsureService creates the Service want, controlled by owner, or updates
+// the labels, type (when want sets one), ports and selector of the one
+// there when its spec hash differs. It returns the Service (want itself
+// when just created) and whether it created it.
+func (w Writer) EnsureService(ctx context.Context, owner client.Object, want *corev1.Service) (*corev1.Service, bool, error) {
+	return write(ctx, w, owner, want, &corev1.Service{}, want.Spec, func(got, want *corev1.Service) {
+		if want.Spec.Type != "" {
+			got.Spec.Type = want.Spec.Type
+		}
+		got.Spec.Ports, got.Spec.Selector = want.Spec.Ports, want.Spec.Selector
+	})
+}
+
+// write creates want, controlled by owner, or, when the object of its name
+// (read into got, an empty one of the kind) has another hash of spec,
+// updates that object's labels and annotations and, with update, the parts
+// of its spec the controller owns. It returns the object (want itself when
+// just created) and whether it created it.
+func write[T client.Object](ctx context.Context, w Writer, owner client.Object, want, got T, spec any, update func(got, want T)) (T, bool, error) {
+	created, changed, err := w.ensure(ctx, owner, want, spec, got)
 	if err != nil || created {
 		return want, created, err
 	}
-	if changed {
-		got = got.DeepCopy()
-		got.Labels, got.Annotations = want.Labels, want.Annotations
-		got.Spec.Replicas, got.Spec.Template, got.Spec.Strategy = want.Spec.Replicas, want.Spec.Template, want.Spec.Strategy
-		if err := w.Client.Update(ctx, got); err != nil {
-			return nil, false, fmt.Errorf("updating Deployment %s: %w", want.Name, err)
-		}
+	if !changed {
+		return got, false, nil
+	}
+	got, _ = got.DeepCopyObject().(T)
+	got.SetLabels(want.GetLabels())
+	got.SetAnnotations(want.GetAnnotations())
+	update(got, want)
+	if err := w.Client.Update(ctx, got); err != nil {
+		var none T
+		return none, false, fmt.Errorf("updating %s %s: %w", kindOf(want), want.GetName(), err)
 	}
 	return got, false, nil
 }
 
-// EnsureService creates the Service want, controlled by owner, or updates
-// the labels, ports and selector of the one there when its spec hash
-// differs. It reports whether it created it.
-func (w Writer) EnsureService(ctx context.Context, owner client.Object, want *corev1.Service) (bool, error) {
-	got := &corev1.Service{}
-	created, changed, err := w.ensure(ctx, owner, want, &want.ObjectMeta, want.Spec, got)
-	if err != nil || created || !changed {
-		return created, err
+// Delete deletes obj, read by its namespace and name, when owner controls
+// it, and reports whether it did; one that is not there, or not owner's,
+// is left as it is.
+func (w Writer) Delete(ctx context.Context, owner, obj client.Object) (bool, error) {
+	kind := kindOf(obj)
+	if err := w.Reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("getting %s %s: %w", kind, obj.GetName(), err)
 	}
-	got = got.DeepCopy()
-	got.Labels, got.Annotations = want.Labels, want.Annotations
-	got.Spec.Ports, got.Spec.Selector = want.Spec.Ports, want.Spec.Selector
-	if err := w.Client.Update(ctx, got); err != nil {
-		return false, fmt.Errorf("updating Service %s: %w", want.Name, err)
+	if !metav1.IsControlledBy(obj, owner) {
+		return false, nil
 	}
-	return false, nil
+	uid := obj.GetUID()
+	if err := w.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
+	}
+	return true, nil
 }
 
 // ensure stamps want with the hash of spec and creates it when the reader
 // does not have it, reading it into got otherwise; changed reports that
 // got, which is controlled by owner, has another hash. The annotations of
 // want end up merged over got's.
-func (w Writer) ensure(ctx context.Context, owner, want client.Object, meta *metav1.ObjectMeta, spec any, got client.Object) (created, changed bool, err error) {
+func (w Writer) ensure(ctx context.Context, owner, want client.Object, spec any, got client.Object) (created, changed bool, err error) {
 	kind := kindOf(want)
-	hash, err := specHash(spec)
+	hash, err := SpecHash(spec)
 	if err != nil {
 		return false, false, err
 	}
-	meta.Annotations = merge(meta.Annotations, map[string]string{SpecHashAnnotationKey: hash})
+	want.SetAnnotations(merge(want.GetAnnotations(), map[string]string{SpecHashAnnotationKey: hash}))
 	err = w.Reader.Get(ctx, client.ObjectKeyFromObject(want), got)
 	if apierrors.IsNotFound(err) {
 		if err := controllerutil.SetControllerReference(owner, want, w.Scheme); err != nil {
@@ -174,7 +223,7 @@ func (w Writer) ensure(ctx context.Context, owner, want client.Object, meta *met
 	if got.GetAnnotations()[SpecHashAnnotationKey] == hash {
 		return false, false, nil
 	}
-	meta.Annotations = merge(got.GetAnnotations(), meta.Annotations)
+	want.SetAnnotations(merge(got.GetAnnotations(), want.GetAnnotations()))
 	return false, true, nil
 }
 
@@ -199,14 +248,17 @@ func kindOf(obj client.Object) string {
 	switch obj.(type) {
 	case *appsv1.Deployment:
 		return "Deployment"
+	case *appsv1.StatefulSet:
+		return "StatefulSet"
 	case *networkingv1.NetworkPolicy:
 		return "NetworkPolicy"
 	}
 	return "Service"
 }
 
-// specHash returns a hash of the JSON of spec.
-func specHash(spec any) (string, error) {
+// SpecHash returns a hash of the JSON of spec, the value of
+// SpecHashAnnotationKey: 16 hex digits of its SHA-256.
+func SpecHash(spec any) (string, error) {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return "", fmt.Errorf("hashing a spec: %w", err)

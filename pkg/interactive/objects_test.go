@@ -55,7 +55,7 @@ func TestWriter(t *testing.T) {
 	if err != nil || !created || !metav1.IsControlledBy(dep, owner) {
 		t.Fatalf("create: %v created %v owners %v", err, created, dep.OwnerReferences)
 	}
-	if created, err := w.EnsureService(ctx, owner, testWorkload(false).Service()); err != nil || !created {
+	if _, created, err := w.EnsureService(ctx, owner, testWorkload(false).Service()); err != nil || !created {
 		t.Fatalf("create Service: %v %v", err, created)
 	}
 
@@ -63,7 +63,7 @@ func TestWriter(t *testing.T) {
 	if _, created, err := w.EnsureDeployment(ctx, owner, testWorkload(false).Deployment()); err != nil || created || updates != 0 {
 		t.Errorf("again: %v created %v updates %d", err, created, updates)
 	}
-	if _, err := w.EnsureService(ctx, owner, testWorkload(false).Service()); err != nil || updates != 0 {
+	if _, _, err := w.EnsureService(ctx, owner, testWorkload(false).Service()); err != nil || updates != 0 {
 		t.Errorf("Service again: %v updates %d", err, updates)
 	}
 
@@ -87,7 +87,7 @@ func TestWriter(t *testing.T) {
 	if _, _, err := w.EnsureDeployment(ctx, other, testWorkload(false).Deployment()); !errors.Is(err, ErrNotOwned) {
 		t.Errorf("another owner's Deployment: %v", err)
 	}
-	if _, err := w.EnsureService(ctx, other, testWorkload(false).Service()); !errors.Is(err, ErrNotOwned) {
+	if _, _, err := w.EnsureService(ctx, other, testWorkload(false).Service()); !errors.Is(err, ErrNotOwned) {
 		t.Errorf("another owner's Service: %v", err)
 	}
 }
@@ -106,5 +106,58 @@ func TestWriterStale(t *testing.T) {
 	w.Reader = empty.Reader
 	if _, _, err := w.EnsureDeployment(ctx, owner, testWorkload(false).Deployment()); !errors.Is(err, ErrStale) {
 		t.Errorf("got %v, want ErrStale", err)
+	}
+}
+
+// TestWriterStatefulSet: a StatefulSet and a Service whose type changes
+// are written as Deployments are; Delete removes only the owner's.
+func TestWriterStatefulSet(t *testing.T) {
+	ctx := context.Background()
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "owner", UID: "u1"}}
+	var updates int
+	w := newWriter(t, &updates, owner)
+	sts := func(replicas int32) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nb", Labels: map[string]string{"k": "nb"}},
+			Spec: appsv1.StatefulSetSpec{
+				Replicas: &replicas,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"k": "nb"}},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "server:1"}}}},
+			},
+		}
+	}
+	got, created, err := w.EnsureStatefulSet(ctx, owner, sts(1))
+	if err != nil || !created || !metav1.IsControlledBy(got, owner) || got.Annotations[SpecHashAnnotationKey] == "" {
+		t.Fatalf("create: %v created %v %+v", err, created, got.ObjectMeta)
+	}
+	if _, created, err := w.EnsureStatefulSet(ctx, owner, sts(1)); err != nil || created || updates != 0 {
+		t.Errorf("again: %v created %v updates %d", err, created, updates)
+	}
+	if got, _, err := w.EnsureStatefulSet(ctx, owner, sts(0)); err != nil || updates != 1 || *got.Spec.Replicas != 0 {
+		t.Errorf("suspend: %v updates %d", err, updates)
+	}
+
+	svc := func(typ corev1.ServiceType) *corev1.Service {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nb-ssh"},
+			Spec:       corev1.ServiceSpec{Type: typ, Selector: map[string]string{"k": "nb"}, Ports: []corev1.ServicePort{{Port: 22}}},
+		}
+	}
+	if _, created, err := w.EnsureService(ctx, owner, svc(corev1.ServiceTypeClusterIP)); err != nil || !created {
+		t.Fatalf("create Service: %v %v", err, created)
+	}
+	if got, _, err := w.EnsureService(ctx, owner, svc(corev1.ServiceTypeNodePort)); err != nil || got.Spec.Type != corev1.ServiceTypeNodePort {
+		t.Errorf("Service type: %v %+v", err, got)
+	}
+
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other", UID: "u2"}}
+	if deleted, err := w.Delete(ctx, other, svc("")); err != nil || deleted {
+		t.Errorf("another owner's delete: %v deleted %v", err, deleted)
+	}
+	if deleted, err := w.Delete(ctx, owner, svc("")); err != nil || !deleted {
+		t.Errorf("delete: %v deleted %v", err, deleted)
+	}
+	if deleted, err := w.Delete(ctx, owner, svc("")); err != nil || deleted {
+		t.Errorf("delete again: %v deleted %v", err, deleted)
 	}
 }

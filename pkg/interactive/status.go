@@ -37,6 +37,12 @@ const (
 	ReasonPodFailed = "PodFailed"
 	// ReasonProgressDeadlineExceeded: the Deployment made no progress.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonInvalidSpec: the spec cannot run (the webhook was bypassed);
+	// nothing runs.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonNameConflict: an object of the workload's names belongs to
+	// something else (ErrNotOwned).
+	ReasonNameConflict = "NameConflict"
 )
 
 // failedWaiting are the reasons of a waiting container that will not
@@ -86,9 +92,9 @@ func Observe(dep *appsv1.Deployment, pods []corev1.Pod, suspend bool) State {
 	case pod.Status.Phase == corev1.PodUnknown:
 		s.Phase, s.Reason, s.Message = PhaseUnknown, string(corev1.PodUnknown), fmt.Sprintf("The state of pod %s is unknown", pod.Name)
 	default:
-		if ctr, w := stuckContainer(pod); w != nil {
+		if ctr, w := StuckContainer(pod); w != nil {
 			s.Phase, s.Reason, s.Message = PhaseFailed, w.Reason, fmt.Sprintf("Container %s of pod %s: %s: %s", ctr, pod.Name, w.Reason, w.Message)
-		} else if pod.Status.Phase == corev1.PodRunning && podReady(pod) {
+		} else if pod.Status.Phase == corev1.PodRunning && PodReady(pod) {
 			s.Phase, s.Reason, s.Message = PhaseRunning, ReasonReady, fmt.Sprintf("Pod %s is ready", pod.Name)
 		} else {
 			s.Phase, s.Reason, s.Message = PhasePending, ReasonWaiting, fmt.Sprintf("Waiting for pod %s to be ready", pod.Name)
@@ -124,8 +130,8 @@ func progressDeadlineExceeded(dep *appsv1.Deployment) string {
 	return ""
 }
 
-// podReady reports the pod's Ready condition.
-func podReady(pod *corev1.Pod) bool {
+// PodReady reports whether the pod's Ready condition is True.
+func PodReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -134,9 +140,10 @@ func podReady(pod *corev1.Pod) bool {
 	return false
 }
 
-// stuckContainer returns a container of pod (init containers first)
-// waiting for a reason that needs a change, and its waiting state.
-func stuckContainer(pod *corev1.Pod) (string, *corev1.ContainerStateWaiting) {
+// StuckContainer returns a container of pod (init containers first)
+// waiting for a reason that needs a change, such as a pullable image, and
+// its waiting state; nil when there is none.
+func StuckContainer(pod *corev1.Pod) (string, *corev1.ContainerStateWaiting) {
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range statuses {
 			if w := cs.State.Waiting; w != nil && slices.Contains(failedWaiting, w.Reason) {
@@ -167,4 +174,22 @@ func Deployment(ctx context.Context, reader client.Reader, namespace, name strin
 		return nil, fmt.Errorf("getting Deployment %s: %w", name, err)
 	}
 	return dep, nil
+}
+
+// ObserveDeployment returns the state of a workload (Observe) from its
+// Deployment name of namespace and the pods selector selects, read from
+// reader; dep, when not nil, is the Deployment just written and is not
+// read again. It is PhaseUnknown when they cannot be read.
+func ObserveDeployment(ctx context.Context, reader client.Reader, namespace, name string, selector map[string]string, dep *appsv1.Deployment, suspend bool) (State, error) {
+	var err error
+	if dep == nil {
+		if dep, err = Deployment(ctx, reader, namespace, name); err != nil {
+			return State{Phase: PhaseUnknown}, err
+		}
+	}
+	pods, err := Pods(ctx, reader, namespace, selector)
+	if err != nil {
+		return State{Phase: PhaseUnknown}, err
+	}
+	return Observe(dep, pods, suspend), nil
 }

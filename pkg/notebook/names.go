@@ -5,28 +5,15 @@ import (
 	"encoding/hex"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // NotebookLabelKey is the label, on a Notebook's StatefulSet, Services and
 // pod, whose value is ObjectName: it selects the pod and restricts the
 // controller's cache.
 const NotebookLabelKey = "tensorstack.dev/notebook"
-
-// The app.kubernetes.io labels of a Notebook's objects.
-const (
-	appNameLabelKey      = "app.kubernetes.io/name"
-	appInstanceLabelKey  = "app.kubernetes.io/instance"
-	appComponentLabelKey = "app.kubernetes.io/component"
-	appManagedByLabelKey = "app.kubernetes.io/managed-by"
-	appName              = "notebook"
-	managedBy            = "accelstack"
-)
-
-// ClusterDomain is the DNS domain of the cluster's Services.
-const ClusterDomain = "cluster.local"
 
 // ObjectName returns the name of the StatefulSet and the Service of the
 // Notebook with uid: managed-notebook-<8 hex digits of a hash of the UID>.
@@ -55,20 +42,14 @@ func URLPrefix(namespace, name string) string {
 // URL returns the in-cluster URL of the notebook's web UI: its Service and
 // URLPrefix.
 func URL(nb *tensorstackv1beta1.Notebook) string {
-	return "http://" + ObjectName(nb.UID) + "." + nb.Namespace + ".svc." + ClusterDomain + URLPrefix(nb.Namespace, nb.Name)
+	return interactive.InClusterURL(nb.Namespace, ObjectName(nb.UID), URLPrefix(nb.Namespace, nb.Name))
 }
 
 // objectLabels returns the labels of the objects named name of the
-// Notebook nb with component.
+// Notebook nb with component: NotebookLabelKey and the app.kubernetes.io
+// labels (interactive.AppLabels).
 func objectLabels(nb *tensorstackv1beta1.Notebook, name, component string) map[string]string {
-	l := map[string]string{
-		NotebookLabelKey:     name,
-		appNameLabelKey:      appName,
-		appComponentLabelKey: component,
-		appManagedByLabelKey: managedBy,
-	}
-	if len(validation.IsValidLabelValue(nb.Name)) == 0 {
-		l[appInstanceLabelKey] = nb.Name
-	}
+	l := interactive.AppLabels("notebook", nb.Name, component)
+	l[NotebookLabelKey] = name
 	return l
 }

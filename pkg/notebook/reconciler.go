@@ -8,15 +8,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
@@ -26,21 +22,17 @@ import (
 // Event reasons.
 const (
 	// EventCreated: the controller created a StatefulSet or Service.
-	EventCreated = "Created"
+	EventCreated = interactive.EventCreated
 	// EventDeleted: the controller deleted the SSH Service.
 	EventDeleted = "Deleted"
 	// EventFailed: the controller could not write one.
-	EventFailed = "Failed"
+	EventFailed = interactive.EventFailed
 	// EventInvalidSpec: the spec cannot run.
 	EventInvalidSpec = "InvalidSpec"
 	// EventSSHKeys: a Secret of spec.ssh.authorized_keys is missing or
 	// unfit.
 	EventSSHKeys = "SSHKeysInvalid"
 )
-
-// staleRetry is when a reconcile that met a stale cache or a conflicting
-// status write runs again.
-const staleRetry = time.Second
 
 // secretRetry is when a Notebook with a missing or unfit SSH Secret is
 // looked at again: Secrets are not watched.
@@ -50,7 +42,7 @@ const secretRetry = 30 * time.Second
 // status.
 type Reconciler struct {
 	client   client.Client
-	objects  objectWriter
+	writer   interactive.Writer
 	recorder events.EventRecorder
 	image    string
 }
@@ -66,7 +58,7 @@ func NewReconciler(c client.Client, reader, apiReader client.Reader, recorder ev
 	}
 	return &Reconciler{
 		client:   c,
-		objects:  objectWriter{client: c, reader: reader, apiReader: apiReader, scheme: c.Scheme()},
+		writer:   interactive.Writer{Client: c, Reader: reader, APIReader: apiReader, Scheme: c.Scheme()},
 		recorder: recorder,
 		image:    image,
 	}
@@ -82,42 +74,29 @@ func NewReconciler(c client.Client, reader, apiReader client.Reader, recorder ev
 // Reconcile makes the Notebook's StatefulSet and Services, then writes its
 // status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	nb := &tensorstackv1beta1.Notebook{}
-	if err := r.client.Get(ctx, req.NamespacedName, nb); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if nb.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil
-	}
-	log := ctrl.LoggerFrom(ctx).WithValues("notebook", klog.KObj(nb))
-	ctx = ctrl.LoggerInto(ctx, log)
-	log.V(2).Info("Reconciling Notebook")
+	return interactive.Reconcile(ctx, r.client, req, &tensorstackv1beta1.Notebook{},
+		func(nb *tensorstackv1beta1.Notebook) any { return &nb.Status }, r.sync)
+}
 
-	old := nb.Status.DeepCopy()
-	name := ObjectName(nb.UID)
+// sync writes the objects of nb and sets its status; a failure but a
+// stale cache is reported in the Ready condition too.
+func (r *Reconciler) sync(ctx context.Context, nb *tensorstackv1beta1.Notebook) (ctrl.Result, error) {
 	nb.Status.URL = URL(nb)
 	var result ctrl.Result
-	err := r.reconcile(ctx, nb, name, &result)
-	if errors.Is(err, errStale) {
-		// The cache has not seen what this controller created.
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
-	}
-	if err != nil {
-		log.Error(err, "Reconciling Notebook failed")
-		if c := findCondition(nb.Status.Conditions, tensorstackv1beta1.ConditionReady); c == nil || c.Message != err.Error() {
+	err := r.reconcile(ctx, nb, ObjectName(nb.UID), &result)
+	if err != nil && !errors.Is(err, interactive.ErrStale) {
+		ctrl.LoggerFrom(ctx).Error(err, "Reconciling Notebook failed")
+		if c := interactive.FindCondition(nb.Status.Conditions, tensorstackv1beta1.ConditionReady); c == nil || c.Message != err.Error() {
 			r.recorder.Eventf(nb, nil, corev1.EventTypeWarning, EventFailed, "Reconcile", "%v", err)
 		}
-		setCondition(&nb.Status.Conditions, tensorstackv1beta1.ConditionReady, condition{corev1.ConditionFalse, ReasonReconcileFailed, err.Error()})
-	}
-	if !equality.Semantic.DeepEqual(old, &nb.Status) {
-		if uerr := r.client.Status().Update(ctx, nb); apierrors.IsConflict(uerr) && err == nil {
-			// The Resource Keeper wrote Idle meanwhile: read it again.
-			return ctrl.Result{RequeueAfter: staleRetry}, nil
-		} else if uerr != nil {
-			err = errors.Join(err, fmt.Errorf("updating status: %w", uerr))
-		}
+		setCondition(nb, tensorstackv1beta1.ConditionReady, condition{corev1.ConditionFalse, ReasonReconcileFailed, err.Error()})
 	}
 	return result, err
+}
+
+// setCondition sets the condition typ of nb to c (interactive.SetCondition).
+func setCondition(nb *tensorstackv1beta1.Notebook, typ string, c condition) {
+	interactive.SetCondition(&nb.Status.Conditions, c.of(typ), metav1.Now())
 }
 
 // reconcile writes the objects of nb, named name, and sets its status but
@@ -125,11 +104,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) reconcile(ctx context.Context, nb *tensorstackv1beta1.Notebook, name string, result *ctrl.Result) error {
 	if errs := ValidateSpec(nb); len(errs) > 0 {
 		msg := errs.ToAggregate().Error()
-		if c := findCondition(nb.Status.Conditions, tensorstackv1beta1.ConditionReady); c == nil || c.Reason != ReasonInvalidSpec || c.Message != msg {
+		if c := interactive.FindCondition(nb.Status.Conditions, tensorstackv1beta1.ConditionReady); c == nil || c.Reason != ReasonInvalidSpec || c.Message != msg {
 			r.recorder.Eventf(nb, nil, corev1.EventTypeWarning, EventInvalidSpec, "Validate", "%s", msg)
 		}
 		nb.Status.Phase = tensorstackv1beta1.NotebookFailed
-		setCondition(&nb.Status.Conditions, tensorstackv1beta1.ConditionReady, condition{corev1.ConditionFalse, ReasonInvalidSpec, msg})
+		setCondition(nb, tensorstackv1beta1.ConditionReady, condition{corev1.ConditionFalse, ReasonInvalidSpec, msg})
 		return nil
 	}
 	sshEnabled := nb.Spec.SSH != nil && nb.Spec.SSH.Enabled
@@ -140,15 +119,15 @@ func (r *Reconciler) reconcile(ctx context.Context, nb *tensorstackv1beta1.Noteb
 	if sshEnabled {
 		kc := keysCondition(keys)
 		if kc.status == corev1.ConditionFalse {
-			if c := findCondition(nb.Status.Conditions, ConditionSSHReady); c == nil || c.Message != kc.message {
+			if c := interactive.FindCondition(nb.Status.Conditions, ConditionSSHReady); c == nil || c.Message != kc.message {
 				r.recorder.Eventf(nb, nil, corev1.EventTypeWarning, EventSSHKeys, "CheckSecrets", "%s", kc.message)
 			}
 			// Secrets are not watched: look again for a fix.
 			result.RequeueAfter = secretRetry
 		}
-		setCondition(&nb.Status.Conditions, ConditionSSHReady, kc)
+		setCondition(nb, ConditionSSHReady, kc)
 	} else {
-		removeCondition(&nb.Status.Conditions, ConditionSSHReady)
+		interactive.RemoveCondition(&nb.Status.Conditions, ConditionSSHReady)
 	}
 
 	sts, err := r.ensure(ctx, nb, name, keys.valid)
@@ -161,7 +140,7 @@ func (r *Reconciler) reconcile(ctx context.Context, nb *tensorstackv1beta1.Noteb
 	}
 	o := observe(nb.Spec.Suspended(), nb.Spec.MainContainer(), PodName(name), pod)
 	nb.Status.Phase, nb.Status.Pod = o.phase, o.pod
-	setCondition(&nb.Status.Conditions, tensorstackv1beta1.ConditionReady, o.ready)
+	setCondition(nb, tensorstackv1beta1.ConditionReady, o.ready)
 	return nil
 }
 
@@ -170,33 +149,33 @@ func (r *Reconciler) reconcile(ctx context.Context, nb *tensorstackv1beta1.Noteb
 func (r *Reconciler) ensure(ctx context.Context, nb *tensorstackv1beta1.Notebook, name string, keys []string) (*appsv1.StatefulSet, error) {
 	log := ctrl.LoggerFrom(ctx)
 	created := func(kind string, obj client.Object) {
-		log.V(3).Info("Created "+kind, "name", obj.GetName())
+		log.V(3).Info("Created", "kind", kind, "name", obj.GetName())
 		r.recorder.Eventf(nb, obj, corev1.EventTypeNormal, EventCreated, "Create"+kind, "Created %s %s", kind, obj.GetName())
 	}
-	access := interactive.Writer{Client: r.objects.client, Reader: r.objects.reader, APIReader: r.objects.apiReader, Scheme: r.objects.scheme}
 	sshEnabled := nb.Spec.SSH != nil && nb.Spec.SSH.Enabled
-	if err := access.EnsureAccess(ctx, r.recorder, nb, nb.Namespace, name, objectLabels(nb, name, "notebook"), map[string]string{NotebookLabelKey: name}, sshEnabled); err != nil {
+	if err := r.writer.EnsureAccess(ctx, r.recorder, nb, nb.Namespace, name, objectLabels(nb, name, "notebook"), map[string]string{NotebookLabelKey: name}, sshEnabled); err != nil {
 		return nil, err
 	}
-	sts, isNew, err := r.objects.ensureStatefulSet(ctx, nb, statefulSet(nb, name, r.image, keys))
+	sts, isNew, err := r.writer.EnsureStatefulSet(ctx, nb, statefulSet(nb, name, r.image, keys))
 	if err != nil {
 		return nil, err
 	}
 	if isNew {
 		created("StatefulSet", sts)
 	}
-	svc, isNew, err := r.objects.ensureService(ctx, nb, httpService(nb, name))
+	svc, isNew, err := r.writer.EnsureService(ctx, nb, httpService(nb, name))
 	if err != nil {
 		return nil, err
 	}
 	if isNew {
 		created("Service", svc)
 	}
-	if nb.Spec.SSH == nil || !nb.Spec.SSH.Enabled {
+	if !sshEnabled {
 		nb.Status.SSH = nil
-		deleted, err := r.objects.deleteService(ctx, nb, nb.Namespace, SSHServiceName(name))
+		ssh := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: nb.Namespace, Name: SSHServiceName(name)}}
+		deleted, err := r.writer.Delete(ctx, nb, ssh)
 		if err != nil {
-			return nil, fmt.Errorf("deleting Service %s: %w", SSHServiceName(name), err)
+			return nil, err
 		}
 		if deleted {
 			log.V(3).Info("Deleted Service", "name", SSHServiceName(name))
@@ -204,7 +183,7 @@ func (r *Reconciler) ensure(ctx context.Context, nb *tensorstackv1beta1.Notebook
 		}
 		return sts, nil
 	}
-	ssh, isNew, err := r.objects.ensureService(ctx, nb, sshService(nb, name))
+	ssh, isNew, err := r.writer.EnsureService(ctx, nb, sshService(nb, name))
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +198,7 @@ func (r *Reconciler) ensure(ctx context.Context, nb *tensorstackv1beta1.Notebook
 // that sts does not control).
 func (r *Reconciler) pod(ctx context.Context, sts *appsv1.StatefulSet) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
-	if err := r.objects.reader.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: PodName(sts.Name)}, pod); err != nil {
+	if err := r.writer.Reader.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: PodName(sts.Name)}, pod); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -229,22 +208,4 @@ func (r *Reconciler) pod(ctx context.Context, sts *appsv1.StatefulSet) (*corev1.
 		return nil, nil
 	}
 	return pod, nil
-}
-
-// podNotebook maps a pod, through the StatefulSet its NotebookLabelKey
-// names, to the Notebook controlling the StatefulSet.
-func (r *Reconciler) podNotebook(ctx context.Context, pod client.Object) []reconcile.Request {
-	name := pod.GetLabels()[NotebookLabelKey]
-	if name == "" {
-		return nil
-	}
-	sts := &appsv1.StatefulSet{}
-	if err := r.objects.reader.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}, sts); err != nil {
-		return nil
-	}
-	ref := metav1.GetControllerOf(sts)
-	if ref == nil || ref.Kind != "Notebook" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: sts.Namespace, Name: ref.Name}}}
 }

@@ -2,13 +2,12 @@ package notebook
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // ConditionSSHReady is the condition, of a Notebook with SSH enabled, that
@@ -49,17 +48,15 @@ const (
 	ReasonSecretInvalid = "SecretInvalid"
 )
 
-// failedWaiting are the reasons of a waiting container that will not start
-// without a change: the Notebook is Failed while they last.
-var failedWaiting = []string{
-	"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName",
-	"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
-}
-
 // condition is the state of a condition to write.
 type condition struct {
 	status          corev1.ConditionStatus
 	reason, message string
+}
+
+// of returns c as the condition typ, for interactive.SetCondition.
+func (c condition) of(typ string) tensorstackv1beta1.WorkloadCondition {
+	return tensorstackv1beta1.WorkloadCondition{Type: typ, Status: c.status, Reason: c.reason, Message: c.message}
 }
 
 // observed is the state of a Notebook read from its pod.
@@ -93,7 +90,7 @@ func observe(suspend bool, main, podName string, pod *corev1.Pod) observed {
 		o.phase, o.ready = tensorstackv1beta1.NotebookUnknown, condition{corev1.ConditionUnknown, ReasonPodUnknown, podMessage(pod, "is in an unknown state")}
 	case stuckContainer(pod) != "":
 		o.phase, o.ready = tensorstackv1beta1.NotebookFailed, condition{corev1.ConditionFalse, ReasonPodFailed, stuckContainer(pod)}
-	case pod.Status.Phase == corev1.PodRunning && podReady(pod):
+	case pod.Status.Phase == corev1.PodRunning && interactive.PodReady(pod):
 		o.phase, o.ready = tensorstackv1beta1.NotebookRunning, condition{corev1.ConditionTrue, ReasonPodReady, fmt.Sprintf("Pod %s is ready", pod.Name)}
 	case pod.Status.Phase == corev1.PodRunning:
 		o.phase, o.ready = tensorstackv1beta1.NotebookRunning, condition{corev1.ConditionFalse, ReasonWaiting, podMessage(pod, "is not ready")}
@@ -101,16 +98,6 @@ func observe(suspend bool, main, podName string, pod *corev1.Pod) observed {
 		o.phase, o.ready = tensorstackv1beta1.NotebookPending, condition{corev1.ConditionFalse, ReasonWaiting, podMessage(pod, "is pending")}
 	}
 	return o
-}
-
-// podReady reports whether the pod's Ready condition is True.
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // podMessage says that pod is in state, with the reason and message of
@@ -133,18 +120,17 @@ func podMessage(pod *corev1.Pod, state string) string {
 }
 
 // stuckContainer describes a container of pod waiting for a reason that
-// needs a change, or returns "".
+// needs a change (interactive.StuckContainer), or returns "".
 func stuckContainer(pod *corev1.Pod) string {
-	for _, cs := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
-		if w := cs.State.Waiting; w != nil && slices.Contains(failedWaiting, w.Reason) {
-			msg := fmt.Sprintf("Container %s of pod %s: %s", cs.Name, pod.Name, w.Reason)
-			if w.Message != "" {
-				msg += ": " + w.Message
-			}
-			return msg
-		}
+	name, w := interactive.StuckContainer(pod)
+	if w == nil {
+		return ""
 	}
-	return ""
+	msg := fmt.Sprintf("Container %s of pod %s: %s", name, pod.Name, w.Reason)
+	if w.Message != "" {
+		msg += ": " + w.Message
+	}
+	return msg
 }
 
 // containerState returns the state of the container name of pod: Running,
@@ -178,41 +164,6 @@ func sshStatus(svc *corev1.Service, old *tensorstackv1beta1.NotebookSSHStatus) *
 		s.LastSSHClientActivity = old.LastSSHClientActivity
 	}
 	return s
-}
-
-// setCondition sets the condition typ of conds to c, leaving the others
-// (the Resource Keeper's Idle) alone; its transition time changes only
-// with its status.
-func setCondition(conds *[]tensorstackv1beta1.WorkloadCondition, typ string, c condition) {
-	for i := range *conds {
-		cur := &(*conds)[i]
-		if cur.Type != typ {
-			continue
-		}
-		if cur.Status != c.status {
-			cur.LastTransitionTime = metav1.Now()
-		}
-		cur.Status, cur.Reason, cur.Message = c.status, c.reason, c.message
-		return
-	}
-	*conds = append(*conds, tensorstackv1beta1.WorkloadCondition{
-		Type: typ, Status: c.status, Reason: c.reason, Message: c.message, LastTransitionTime: metav1.Now(),
-	})
-}
-
-// removeCondition removes the condition typ of conds.
-func removeCondition(conds *[]tensorstackv1beta1.WorkloadCondition, typ string) {
-	*conds = slices.DeleteFunc(*conds, func(c tensorstackv1beta1.WorkloadCondition) bool { return c.Type == typ })
-}
-
-// findCondition returns the condition typ of conds, or nil.
-func findCondition(conds []tensorstackv1beta1.WorkloadCondition, typ string) *tensorstackv1beta1.WorkloadCondition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 // keysCondition returns the SSHReady condition of the Secrets ks.

@@ -85,31 +85,6 @@ func TestObserve(t *testing.T) {
 	}
 }
 
-func TestSetConditionKeepsIdle(t *testing.T) {
-	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	idle := tensorstackv1beta1.WorkloadCondition{Type: tensorstackv1beta1.ConditionIdle, Status: "True", Reason: "NoActivity", Message: "no request for 2h", LastTransitionTime: then, LastProbeTime: then}
-	conds := []tensorstackv1beta1.WorkloadCondition{idle}
-	setCondition(&conds, tensorstackv1beta1.ConditionReady, condition{"False", ReasonWaiting, "waiting"})
-	setCondition(&conds, ConditionSSHReady, condition{"True", ReasonKeysMounted, "mounted"})
-	if len(conds) != 3 || !cmp.Equal(conds[0], idle) {
-		t.Fatalf("conditions %+v", conds)
-	}
-	first := conds[1].LastTransitionTime
-	conds[1].LastTransitionTime = then
-	setCondition(&conds, tensorstackv1beta1.ConditionReady, condition{"False", ReasonPodFailed, "failed"})
-	if conds[1].LastTransitionTime != then || conds[1].Reason != ReasonPodFailed {
-		t.Errorf("same status: transition time %v reason %s, want unchanged time", conds[1].LastTransitionTime, conds[1].Reason)
-	}
-	setCondition(&conds, tensorstackv1beta1.ConditionReady, condition{"True", ReasonPodReady, "ready"})
-	if conds[1].LastTransitionTime == then || first.IsZero() {
-		t.Error("a new status kept the old transition time")
-	}
-	removeCondition(&conds, ConditionSSHReady)
-	if len(conds) != 2 || !cmp.Equal(conds[0], idle) || findCondition(conds, ConditionSSHReady) != nil {
-		t.Errorf("after removing SSHReady: %+v", conds)
-	}
-}
-
 func TestSSHStatus(t *testing.T) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "managed-notebook-x-ssh"},

@@ -8,6 +8,7 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // ValidateSpec returns what keeps the spec of nb from running, naming the
@@ -61,14 +62,5 @@ func ValidateSpec(nb *tensorstackv1beta1.Notebook) field.ErrorList {
 			seen[name] = true
 		}
 	}
-	if s := nb.Spec.Scheduler; s != nil && s.T9kScheduler != nil {
-		p := spec.Child("scheduler", "t9kScheduler", "queue")
-		if s.T9kScheduler.Queue == "" {
-			errs = append(errs, field.Required(p, "the queue the pod joins"))
-		}
-		for _, msg := range validation.IsValidLabelValue(s.T9kScheduler.Queue) {
-			errs = append(errs, field.Invalid(p, s.T9kScheduler.Queue, msg))
-		}
-	}
-	return errs
+	return append(errs, interactive.ValidateScheduler(nb.Spec.Scheduler, spec.Child("scheduler"))...)
 }

@@ -138,11 +138,7 @@ func (k *Keeper) writeIdle(ctx context.Context, kd kind, w workload, next condit
 		first = false
 		c := next
 		c.LastProbeTime = metav1.NewTime(now)
-		c.LastTransitionTime = c.LastProbeTime
-		if cur := w.idle(); cur != nil && cur.Status == c.Status {
-			c.LastTransitionTime = cur.LastTransitionTime
-		}
-		w.setIdle(c)
+		w.setIdle(c, c.LastProbeTime)
 		if r, ok := w.(sshRecorder); ok && !sshSeen.IsZero() {
 			r.recordSSH(sshSeen)
 		}

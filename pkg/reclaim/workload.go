@@ -4,21 +4,17 @@ import (
 	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
-// condition is the Idle condition of any of the three kinds.
-type condition struct {
-	Status             corev1.ConditionStatus
-	Reason, Message    string
-	LastTransitionTime metav1.Time
-	LastProbeTime      metav1.Time
-}
+// condition is the Idle condition of any of the three kinds (a
+// TensorBoard's has no reason).
+type condition = tensorstackv1beta1.WorkloadCondition
 
 // podRef is a pod a workload's status names.
 type podRef struct {
@@ -34,10 +30,12 @@ type workload interface {
 	kind() string
 	// suspended tells whether spec.suspend is set.
 	suspended() bool
-	// idle returns the Idle condition, nil when there is none.
+	// idle returns a copy of the Idle condition, nil when there is none.
 	idle() *condition
-	// setIdle sets the Idle condition, leaving the others as they are.
-	setIdle(c condition)
+	// setIdle sets the Idle condition to c at now (interactive.SetCondition:
+	// its transition time moves only with its status), leaving the others
+	// as they are.
+	setIdle(c condition, now metav1.Time)
 	// podRefs are the pods its status names.
 	podRefs() []podRef
 	// jupyter tells whether it serves Jupyter's API.
@@ -67,26 +65,20 @@ type kind interface {
 // kinds are the kinds the Keeper probes.
 var kinds = []kind{notebookKind{}, tensorBoardKind{}, explorerKind{}}
 
-func findIdle(conds []tensorstackv1beta1.WorkloadCondition) *condition {
-	for _, c := range conds {
-		if c.Type == tensorstackv1beta1.ConditionIdle {
-			return &condition{Status: c.Status, Reason: c.Reason, Message: c.Message,
-				LastTransitionTime: c.LastTransitionTime, LastProbeTime: c.LastProbeTime}
-		}
+// idleIn returns a copy of the Idle condition of conds, nil when there is
+// none.
+func idleIn(conds []tensorstackv1beta1.WorkloadCondition) *condition {
+	if c := interactive.FindCondition(conds, tensorstackv1beta1.ConditionIdle); c != nil {
+		idle := *c
+		return &idle
 	}
 	return nil
 }
 
-func putIdle(conds []tensorstackv1beta1.WorkloadCondition, c condition) []tensorstackv1beta1.WorkloadCondition {
-	wc := tensorstackv1beta1.WorkloadCondition{Type: tensorstackv1beta1.ConditionIdle, Status: c.Status, Reason: c.Reason,
-		Message: c.Message, LastTransitionTime: c.LastTransitionTime, LastProbeTime: c.LastProbeTime}
-	for i := range conds {
-		if conds[i].Type == tensorstackv1beta1.ConditionIdle {
-			conds[i] = wc
-			return conds
-		}
-	}
-	return append(conds, wc)
+// setIdleIn sets the Idle condition of conds to c at now.
+func setIdleIn(conds *[]tensorstackv1beta1.WorkloadCondition, c condition, now metav1.Time) {
+	c.Type = tensorstackv1beta1.ConditionIdle
+	interactive.SetCondition(conds, c, now)
 }
 
 func refOf(p *tensorstackv1beta1.PodStatus) []podRef {
@@ -102,10 +94,12 @@ type notebook struct{ *tensorstackv1beta1.Notebook }
 func (w notebook) object() client.Object { return w.Notebook }
 func (notebook) kind() string            { return "Notebook" }
 func (w notebook) suspended() bool       { return w.Spec.Suspended() }
-func (w notebook) idle() *condition      { return findIdle(w.Status.Conditions) }
-func (w notebook) setIdle(c condition)   { w.Status.Conditions = putIdle(w.Status.Conditions, c) }
-func (w notebook) podRefs() []podRef     { return refOf(w.Status.Pod) }
-func (w notebook) jupyter() bool         { return w.Spec.Type != tensorstackv1beta1.NotebookRStudio }
+func (w notebook) idle() *condition      { return idleIn(w.Status.Conditions) }
+func (w notebook) setIdle(c condition, now metav1.Time) {
+	setIdleIn(&w.Status.Conditions, c, now)
+}
+func (w notebook) podRefs() []podRef { return refOf(w.Status.Pod) }
+func (w notebook) jupyter() bool     { return w.Spec.Type != tensorstackv1beta1.NotebookRStudio }
 func (w notebook) neverIdle() string {
 	if w.Spec.Type == tensorstackv1beta1.NotebookRStudio {
 		return "RStudio notebooks are never idle"
@@ -151,24 +145,12 @@ func (w tensorBoard) object() client.Object { return w.TensorBoard }
 func (tensorBoard) kind() string            { return "TensorBoard" }
 func (w tensorBoard) suspended() bool       { return w.Spec.Suspend }
 func (w tensorBoard) idle() *condition {
-	for _, c := range w.Status.Conditions {
-		if string(c.Type) == tensorstackv1beta1.ConditionIdle {
-			return &condition{Status: c.Status, Message: c.Message,
-				LastTransitionTime: c.LastTransitionTime, LastProbeTime: c.LastProbeTime}
-		}
-	}
-	return nil
+	return idleIn(interactive.FromTensorBoardConditions(w.Status.Conditions))
 }
-func (w tensorBoard) setIdle(c condition) {
-	tc := tensorstackv1beta1.TensorBoardCondition{Type: tensorstackv1beta1.ConditionIdle, Status: c.Status,
-		Message: c.Message, LastTransitionTime: c.LastTransitionTime, LastProbeTime: c.LastProbeTime}
-	for i := range w.Status.Conditions {
-		if string(w.Status.Conditions[i].Type) == tensorstackv1beta1.ConditionIdle {
-			w.Status.Conditions[i] = tc
-			return
-		}
-	}
-	w.Status.Conditions = append(w.Status.Conditions, tc)
+func (w tensorBoard) setIdle(c condition, now metav1.Time) {
+	conds := interactive.FromTensorBoardConditions(w.Status.Conditions)
+	setIdleIn(&conds, c, now)
+	w.Status.Conditions = interactive.ToTensorBoardConditions(conds)
 }
 func (w tensorBoard) podRefs() []podRef { return refOf(w.Status.Pod) }
 func (tensorBoard) jupyter() bool       { return false }
@@ -199,8 +181,10 @@ type explorer struct{ *tensorstackv1beta1.Explorer }
 func (w explorer) object() client.Object { return w.Explorer }
 func (explorer) kind() string            { return "Explorer" }
 func (w explorer) suspended() bool       { return w.Spec.Suspend }
-func (w explorer) idle() *condition      { return findIdle(w.Status.Conditions) }
-func (w explorer) setIdle(c condition)   { w.Status.Conditions = putIdle(w.Status.Conditions, c) }
+func (w explorer) idle() *condition      { return idleIn(w.Status.Conditions) }
+func (w explorer) setIdle(c condition, now metav1.Time) {
+	setIdleIn(&w.Status.Conditions, c, now)
+}
 func (w explorer) podRefs() []podRef {
 	var out []podRef
 	for _, r := range []*tensorstackv1beta1.ResourceStatus{w.Status.CodeServer, w.Status.FileBrowser} {

@@ -8,11 +8,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,7 +24,7 @@ import (
 const (
 	// ReasonInvalidSpec: a location of logs is not one (the webhook was
 	// bypassed); nothing runs.
-	ReasonInvalidSpec = "InvalidSpec"
+	ReasonInvalidSpec = interactive.ReasonInvalidSpec
 	// ReasonSecretNotFound: the S3 Secret does not exist; the controller
 	// looks again every SecretRetry.
 	ReasonSecretNotFound = "SecretNotFound"
@@ -34,19 +32,16 @@ const (
 	ReasonSecretInvalid = "SecretInvalid"
 	// ReasonNameConflict: a Deployment, Service, NetworkPolicy or access
 	// Secret of the TensorBoard's name belongs to something else.
-	ReasonNameConflict = "NameConflict"
+	ReasonNameConflict = interactive.ReasonNameConflict
 	// EventCreated: the controller created the Deployment or Service.
 	EventCreated = interactive.EventCreated
 	// EventFailed: the controller could not write them.
-	EventFailed = "Failed"
+	EventFailed = interactive.EventFailed
 )
 
 // SecretRetry is how often a TensorBoard waiting for its S3 Secret looks
 // again: Secrets are not watched.
 const SecretRetry = 10 * time.Second
-
-// staleRetry is when a reconcile that met a stale cache runs again.
-const staleRetry = time.Second
 
 // Reconciler runs each TensorBoard as a Deployment and Service and writes
 // its status.
@@ -84,33 +79,20 @@ func NewReconciler(c client.Client, cache, apiReader client.Reader, recorder eve
 // phase, pod, URL and Ready condition; the other conditions (Idle, which
 // the Resource Keeper writes) stay as they are.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	tb := &tensorstackv1beta1.TensorBoard{}
-	if err := r.client.Get(ctx, req.NamespacedName, tb); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if tb.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil
-	}
-	log := ctrl.LoggerFrom(ctx).WithValues("tensorBoard", klog.KObj(tb))
-	ctx = ctrl.LoggerInto(ctx, log)
-	log.V(2).Info("Reconciling TensorBoard")
+	return interactive.Reconcile(ctx, r.client, req, &tensorstackv1beta1.TensorBoard{},
+		func(tb *tensorstackv1beta1.TensorBoard) any { return &tb.Status }, r.sync)
+}
 
-	old := tb.Status.DeepCopy()
+// sync makes the objects of tb and sets its status.
+func (r *Reconciler) sync(ctx context.Context, tb *tensorstackv1beta1.TensorBoard) (ctrl.Result, error) {
 	state, result, err := r.reconcileWorkload(ctx, tb)
-	if warning(state.Reason) && readyMessage(old.Conditions) != readyText(state) {
+	if warning(state.Reason) && readyMessage(tb.Status.Conditions) != readyText(state) {
 		r.recorder.Eventf(tb, nil, corev1.EventTypeWarning, state.Reason, "Reconcile", "%s", state.Message)
 	}
 	tb.Status.Phase = tensorstackv1beta1.TensorBoardPhase(state.Phase)
 	tb.Status.Pod = state.Pod
 	tb.Status.URL = URL(tb.Namespace, tb.Name)
 	setReady(&tb.Status.Conditions, state)
-	if !equality.Semantic.DeepEqual(old, &tb.Status) {
-		if uerr := r.client.Status().Update(ctx, tb); apierrors.IsConflict(uerr) && err == nil {
-			return ctrl.Result{RequeueAfter: staleRetry}, nil
-		} else if uerr != nil {
-			err = errors.Join(err, fmt.Errorf("updating status: %w", uerr))
-		}
-	}
 	return result, err
 }
 
@@ -120,7 +102,8 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, tb *tensorstackv1bet
 	name := ObjectName(tb.Name)
 	p, _ := logdir.Build(&tb.Spec, specPath)
 	if errs := Validate(tb); len(errs) > 0 {
-		return r.observe(ctx, tb, name, nil, &interactive.State{Phase: interactive.PhaseFailed, Reason: ReasonInvalidSpec, Message: errs.ToAggregate().Error()})
+		st, err := r.observe(ctx, tb, name, nil, &interactive.State{Phase: interactive.PhaseFailed, Reason: ReasonInvalidSpec, Message: errs.ToAggregate().Error()})
+		return st, ctrl.Result{}, err
 	}
 	layout := s3None
 	if p.S3Secret != "" {
@@ -130,47 +113,27 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, tb *tensorstackv1bet
 			return interactive.State{}, ctrl.Result{}, err
 		}
 		if reason != "" {
-			st, _, err := r.observe(ctx, tb, name, nil, &interactive.State{Phase: interactive.PhasePending, Reason: reason, Message: msg})
+			st, err := r.observe(ctx, tb, name, nil, &interactive.State{Phase: interactive.PhasePending, Reason: reason, Message: msg})
 			return st, ctrl.Result{RequeueAfter: SecretRetry}, err
 		}
 	}
 
 	w := workload(tb, p, layout, r.opts.Image, r.opts.ActivityImage)
 	dep, err := r.writer.Ensure(ctx, r.recorder, tb, w)
-	switch {
-	case errors.Is(err, interactive.ErrStale):
-		// The cache has not seen what this controller created.
-		st, _, oerr := r.observe(ctx, tb, name, nil, nil)
-		return st, ctrl.Result{RequeueAfter: staleRetry}, oerr
-	case errors.Is(err, interactive.ErrNotOwned):
-		return r.observe(ctx, tb, name, nil, &interactive.State{Phase: interactive.PhaseFailed, Reason: ReasonNameConflict, Message: err.Error()})
-	case err != nil:
-		r.recorder.Eventf(tb, nil, corev1.EventTypeWarning, EventFailed, "Reconcile", "%v", err)
-		st, _, oerr := r.observe(ctx, tb, name, nil, nil)
-		return st, ctrl.Result{}, errors.Join(err, oerr)
-	}
-	return r.observe(ctx, tb, name, dep, nil)
+	override, retry, err := interactive.EnsureFailed(r.recorder, tb, err)
+	st, oerr := r.observe(ctx, tb, name, dep, override)
+	return st, ctrl.Result{RequeueAfter: retry}, errors.Join(err, oerr)
 }
 
 // observe returns the state of tb from its Deployment (dep, or the
 // cache's when nil) and pod; override, when set, replaces the phase and
 // its reason, keeping the pod.
-func (r *Reconciler) observe(ctx context.Context, tb *tensorstackv1beta1.TensorBoard, name string, dep *appsv1.Deployment, override *interactive.State) (interactive.State, ctrl.Result, error) {
-	var err error
-	if dep == nil {
-		if dep, err = interactive.Deployment(ctx, r.cache, tb.Namespace, name); err != nil {
-			return interactive.State{Phase: interactive.PhaseUnknown}, ctrl.Result{}, err
-		}
-	}
-	pods, err := interactive.Pods(ctx, r.cache, tb.Namespace, map[string]string{LabelKey: name})
-	if err != nil {
-		return interactive.State{Phase: interactive.PhaseUnknown}, ctrl.Result{}, err
-	}
-	st := interactive.Observe(dep, pods, tb.Spec.Suspend)
-	if override != nil && !tb.Spec.Suspend {
+func (r *Reconciler) observe(ctx context.Context, tb *tensorstackv1beta1.TensorBoard, name string, dep *appsv1.Deployment, override *interactive.State) (interactive.State, error) {
+	st, err := interactive.ObserveDeployment(ctx, r.cache, tb.Namespace, name, map[string]string{LabelKey: name}, dep, tb.Spec.Suspend)
+	if err == nil && override != nil && !tb.Spec.Suspend {
 		st.Phase, st.Reason, st.Message = override.Phase, override.Reason, override.Message
 	}
-	return st, ctrl.Result{}, nil
+	return st, err
 }
 
 // secretLayout returns the layout of the S3 Secret name, read from the API
@@ -206,10 +169,8 @@ func warning(reason string) bool {
 
 // readyMessage returns the message of the Ready condition of conds.
 func readyMessage(conds []tensorstackv1beta1.TensorBoardCondition) string {
-	for _, c := range conds {
-		if c.Type == tensorstackv1beta1.ConditionReady {
-			return c.Message
-		}
+	if c := interactive.FindCondition(interactive.FromTensorBoardConditions(conds), tensorstackv1beta1.ConditionReady); c != nil {
+		return c.Message
 	}
 	return ""
 }
@@ -223,26 +184,13 @@ func readyText(st interactive.State) string {
 	return st.Reason + ": " + st.Message
 }
 
-// setReady sets the Ready condition of conds from st; its transition time
-// changes only with its status. Other conditions are left alone.
+// setReady sets the Ready condition of conds from st (SetCondition).
 func setReady(conds *[]tensorstackv1beta1.TensorBoardCondition, st interactive.State) {
 	status := corev1.ConditionFalse
 	if st.Ready() {
 		status = corev1.ConditionTrue
 	}
-	msg := readyText(st)
-	for i := range *conds {
-		c := &(*conds)[i]
-		if c.Type != tensorstackv1beta1.ConditionReady {
-			continue
-		}
-		if c.Status != status {
-			c.LastTransitionTime = metav1.Now()
-		}
-		c.Status, c.Message = status, msg
-		return
-	}
-	*conds = append(*conds, tensorstackv1beta1.TensorBoardCondition{
-		Type: tensorstackv1beta1.ConditionReady, Status: status, Message: msg, LastTransitionTime: metav1.Now(),
-	})
+	all := interactive.FromTensorBoardConditions(*conds)
+	interactive.SetCondition(&all, tensorstackv1beta1.WorkloadCondition{Type: tensorstackv1beta1.ConditionReady, Status: status, Message: readyText(st)}, metav1.Now())
+	*conds = interactive.ToTensorBoardConditions(all)
 }

@@ -3,6 +3,7 @@ package tensorboard
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,7 +42,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	r := NewReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("tensorboard-controller"), opts)
 	b := ctrl.NewControllerManagedBy(mgr).Named("tensorboard").For(&tensorstackv1beta1.TensorBoard{})
-	if err := interactive.WatchWorkloads(b, mgr, c, &tensorstackv1beta1.TensorBoard{}, LabelKey).Complete(r); err != nil {
+	if err := interactive.WatchWorkloads(b, mgr, c, &tensorstackv1beta1.TensorBoard{}, &appsv1.Deployment{}, LabelKey).Complete(r); err != nil {
 		return fmt.Errorf("setting up the TensorBoard controller: %w", err)
 	}
 	mgr.GetWebhookServer().Register(WebhookPath, &admission.Webhook{Handler: &interactive.Validator{

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/serving"
 	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/pkg/serving/router"
@@ -74,7 +75,7 @@ func TestSimpleMLServiceS3Model(t *testing.T) {
 	}
 	waitServing(ctx, t, c, s, func() []tensorstackv1beta1.WorkloadCondition { return s.Status.Conditions },
 		tensorstackv1beta1.ConditionModelDownloaded, tensorstackv1beta1.ConditionReady)
-	if c := serving.FindCondition(s.Status.Conditions, tensorstackv1beta1.ConditionModelDownloaded); c.Reason != "Downloaded" {
+	if c := interactive.FindCondition(s.Status.Conditions, tensorstackv1beta1.ConditionModelDownloaded); c.Reason != "Downloaded" {
 		t.Errorf("ModelDownloaded reason %q, want Downloaded", c.Reason)
 	}
 
@@ -316,7 +317,7 @@ func waitServing(ctx context.Context, t *testing.T, c client.Client, obj client.
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		for _, typ := range types {
-			if c := serving.FindCondition(conds(), typ); c == nil || c.Status != corev1.ConditionTrue {
+			if c := interactive.FindCondition(conds(), typ); c == nil || c.Status != corev1.ConditionTrue {
 				return false, nil
 			}
 		}

@@ -64,7 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status.Backend = r.backend.Name()
 	now := metav1.Now()
 	if errs := interactive.ValidateScheduler(m.Spec.Scheduler, field.NewPath("spec", "scheduler")); len(errs) > 0 {
-		serving.SetCondition(&status.Conditions, condition(tensorstackv1beta1.ConditionReady, false, serving.ReasonInvalidSpec, errs.ToAggregate().Error()), now)
+		interactive.SetCondition(&status.Conditions, condition(tensorstackv1beta1.ConditionReady, false, serving.ReasonInvalidSpec, errs.ToAggregate().Error()), now)
 		return ctrl.Result{}, r.writeStatus(ctx, m, status)
 	}
 	paused := m.Spec.RunMode == tensorstackv1beta1.MLServicePause
@@ -201,7 +201,7 @@ func (r *Reconciler) ensureRouter(ctx context.Context, m *tensorstackv1beta1.MLS
 		return false, err
 	}
 	for _, svc := range routerServices(m, raw) {
-		if _, err := r.writer.EnsureService(ctx, m, svc); err != nil {
+		if _, _, err := r.writer.EnsureService(ctx, m, svc); err != nil {
 			return false, err
 		}
 	}

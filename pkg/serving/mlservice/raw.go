@@ -67,7 +67,7 @@ func (b *rawBackend) Ensure(ctx context.Context, owner client.Object, c Componen
 		return ComponentState{}, err
 	}
 	if !replaced { // else its deletion's event brings the next reconcile
-		if _, err := b.writer.EnsureService(ctx, owner, svc); err != nil {
+		if _, _, err := b.writer.EnsureService(ctx, owner, svc); err != nil {
 			return ComponentState{}, err
 		}
 	}

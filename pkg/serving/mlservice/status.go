@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
-	"github.com/accelstack/accelstack/pkg/serving"
+	"github.com/accelstack/accelstack/pkg/interactive"
 )
 
 // fillStatus writes the addresses, releases, transformer and conditions
@@ -81,7 +81,7 @@ func fillStatus(m *tensorstackv1beta1.MLService, status *tensorstackv1beta1.MLSe
 	case len(waiting) > 0:
 		ready = condition(tensorstackv1beta1.ConditionReady, false, ReasonNotReady, strings.Join(waiting, "; "))
 	}
-	serving.SetCondition(&status.Conditions, ready, now)
-	serving.SetCondition(&status.Conditions, condition(tensorstackv1beta1.ConditionPaused, paused, map[bool]string{true: "Paused", false: "Running"}[paused],
+	interactive.SetCondition(&status.Conditions, ready, now)
+	interactive.SetCondition(&status.Conditions, condition(tensorstackv1beta1.ConditionPaused, paused, map[bool]string{true: "Paused", false: "Running"}[paused],
 		map[bool]string{true: "runMode is Pause: every component is scaled to zero", false: "The MLService runs"}[paused]), now)
 }

@@ -65,7 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := s.Status.DeepCopy()
 	now := metav1.Now()
 	if errs := interactive.ValidateScheduler(s.Spec.Scheduler, field.NewPath("spec", "scheduler")); len(errs) > 0 {
-		serving.SetCondition(&status.Conditions, notReady(serving.ReasonInvalidSpec, errs.ToAggregate().Error()), now)
+		interactive.SetCondition(&status.Conditions, notReady(serving.ReasonInvalidSpec, errs.ToAggregate().Error()), now)
 		return ctrl.Result{}, r.writeStatus(ctx, s, status)
 	}
 	dep, created, err := r.writer.EnsureDeployment(ctx, s, deployment(s, r.image))
@@ -76,7 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.recorder.Eventf(s, dep, corev1.EventTypeNormal, interactive.EventCreated, "CreateDeployment", "Created Deployment %s", dep.Name)
 	}
 	svc := service(s)
-	created, err = r.writer.EnsureService(ctx, s, svc)
+	_, created, err = r.writer.EnsureService(ctx, s, svc)
 	if result, done, err := r.failed(ctx, s, status, err); done {
 		return result, err
 	}
@@ -91,8 +91,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
 	}
 	status.Address = address(svc)
-	serving.SetCondition(&status.Conditions, serving.ModelDownloaded(s.Spec.Storage, pods.Items), now)
-	serving.SetCondition(&status.Conditions, readyCondition(dep), now)
+	interactive.SetCondition(&status.Conditions, serving.ModelDownloaded(s.Spec.Storage, pods.Items), now)
+	interactive.SetCondition(&status.Conditions, readyCondition(dep), now)
 	return ctrl.Result{}, r.writeStatus(ctx, s, status)
 }
 
@@ -105,7 +105,7 @@ func (r *Reconciler) failed(ctx context.Context, s *tensorstackv1beta1.SimpleMLS
 	case errors.Is(err, interactive.ErrStale):
 		return ctrl.Result{RequeueAfter: time.Second}, true, nil
 	case errors.Is(err, interactive.ErrNotOwned):
-		serving.SetCondition(&status.Conditions, notReady("NameTaken", err.Error()), metav1.Now())
+		interactive.SetCondition(&status.Conditions, notReady("NameTaken", err.Error()), metav1.Now())
 		return ctrl.Result{}, true, r.writeStatus(ctx, s, status)
 	}
 	return ctrl.Result{}, true, err

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
-	"github.com/accelstack/accelstack/pkg/serving"
+	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/test/testutil"
 )
@@ -53,10 +53,10 @@ func (e *env) testHostileArgs(t *testing.T, knative bool) {
 
 	for name, reason := range map[string]string{"range": mlservice.ReasonInvalidArgs, "amplified": mlservice.ReasonArgsTooLong} {
 		m := waitObject(ctx, t, e, ns, name, &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
-			c := serving.FindCondition(m.Status.Conditions, "Ready")
+			c := interactive.FindCondition(m.Status.Conditions, "Ready")
 			return c != nil && c.Reason == reason
 		})
-		c := serving.FindCondition(m.Status.Conditions, "Ready")
+		c := interactive.FindCondition(m.Status.Conditions, "Ready")
 		if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "container user-container args[") || len(c.Message) > 1024 {
 			t.Errorf("%s: Ready %s, message of %d bytes: %.300s", name, c.Status, len(c.Message), c.Message)
 		}
@@ -145,7 +145,7 @@ func (e *env) testLongName(t *testing.T, knative bool) {
 	router := waitObject(ctx, t, e, ns, name+"-router", &appsv1.Deployment{}, nil)
 	e.setDeploymentAvailable(ctx, t, ns, router.Name, 1)
 	m = waitObject(ctx, t, e, ns, name, &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
-		c := serving.FindCondition(m.Status.Conditions, "Ready")
+		c := interactive.FindCondition(m.Status.Conditions, "Ready")
 		return c != nil && c.Status == corev1.ConditionTrue
 	})
 	if r := m.Status.Releases; !r[0].Ready || !r[1].Ready || ptr.Deref(m.Spec.CanaryTrafficPercent, 0) != r[1].TrafficPercent {

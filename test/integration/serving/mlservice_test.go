@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/serving"
 	"github.com/accelstack/accelstack/pkg/serving/mlservice"
 	"github.com/accelstack/accelstack/pkg/serving/routerconfig"
@@ -202,7 +203,7 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 	}
 	e.setDeploymentAvailable(ctx, t, ns, "mnist-router", 1)
 	m := waitObject(ctx, t, e, ns, "mnist", &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
-		c := serving.FindCondition(m.Status.Conditions, "Ready")
+		c := interactive.FindCondition(m.Status.Conditions, "Ready")
 		return c != nil && c.Status == corev1.ConditionTrue
 	})
 	domain := "svc.cluster.local"
@@ -230,10 +231,10 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 	// Pause.
 	e.updateMLService(ctx, t, ns, "mnist", func(m *tensorstackv1beta1.MLService) { m.Spec.RunMode = tensorstackv1beta1.MLServicePause })
 	m = waitObject(ctx, t, e, ns, "mnist", &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
-		c := serving.FindCondition(m.Status.Conditions, "Paused")
+		c := interactive.FindCondition(m.Status.Conditions, "Paused")
 		return c != nil && c.Status == corev1.ConditionTrue
 	})
-	if r := serving.FindCondition(m.Status.Conditions, "Ready"); r.Status != corev1.ConditionFalse || r.Reason != "Paused" {
+	if r := interactive.FindCondition(m.Status.Conditions, "Ready"); r.Status != corev1.ConditionFalse || r.Reason != "Paused" {
 		t.Errorf("Ready %+v", r)
 	}
 	waitObject(ctx, t, e, ns, "mnist-router", &appsv1.Deployment{}, func(d *appsv1.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 1) == 0 })
@@ -248,7 +249,7 @@ func (e *env) testReleases(t *testing.T, knative bool) {
 	// Resume.
 	e.updateMLService(ctx, t, ns, "mnist", func(m *tensorstackv1beta1.MLService) { m.Spec.RunMode = tensorstackv1beta1.MLServiceImmediate })
 	waitObject(ctx, t, e, ns, "mnist", &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
-		c := serving.FindCondition(m.Status.Conditions, "Paused")
+		c := interactive.FindCondition(m.Status.Conditions, "Paused")
 		return c != nil && c.Status == corev1.ConditionFalse
 	})
 	waitObject(ctx, t, e, ns, "mnist-router", &appsv1.Deployment{}, func(d *appsv1.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 0) == 1 })
@@ -267,10 +268,10 @@ func (e *env) testRuntimes(t *testing.T, _ bool) {
 	testutil.MustCreate(ctx, t, e.c, disabled)
 	for name, reason := range map[string]string{"missing": mlservice.ReasonRuntimeNotFound, "disabled": mlservice.ReasonRuntimeDisabled} {
 		m := waitObject(ctx, t, e, ns, name, &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
-			c := serving.FindCondition(m.Status.Conditions, "Ready")
+			c := interactive.FindCondition(m.Status.Conditions, "Ready")
 			return c != nil && c.Reason == reason
 		})
-		if c := serving.FindCondition(m.Status.Conditions, "Ready"); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "MLServiceRuntime") {
+		if c := interactive.FindCondition(m.Status.Conditions, "Ready"); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "MLServiceRuntime") {
 			t.Errorf("%s: Ready %+v", name, c)
 		}
 		if len(m.Status.Releases) != 2 || m.Status.Releases[0].Reason != reason {
@@ -279,7 +280,7 @@ func (e *env) testRuntimes(t *testing.T, _ bool) {
 	}
 	testutil.MustCreate(ctx, t, e.c, torchRuntime(ns, "nope", true))
 	waitObject(ctx, t, e, ns, "missing", &tensorstackv1beta1.MLService{}, func(m *tensorstackv1beta1.MLService) bool {
-		c := serving.FindCondition(m.Status.Conditions, "Ready")
+		c := interactive.FindCondition(m.Status.Conditions, "Ready")
 		return c != nil && c.Reason != mlservice.ReasonRuntimeNotFound
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/serving"
 	"github.com/accelstack/accelstack/test/testutil"
 )
@@ -107,10 +108,10 @@ func (e *env) testTensorFlowS3(t *testing.T) {
 	}
 	e.setDeploymentAvailable(ctx, t, ns, "mnist", 1)
 	got := waitObject(ctx, t, e, ns, "mnist", &tensorstackv1beta1.SimpleMLService{}, func(s *tensorstackv1beta1.SimpleMLService) bool {
-		c, d := serving.FindCondition(s.Status.Conditions, "Ready"), serving.FindCondition(s.Status.Conditions, "ModelDownloaded")
+		c, d := interactive.FindCondition(s.Status.Conditions, "Ready"), interactive.FindCondition(s.Status.Conditions, "ModelDownloaded")
 		return c != nil && c.Status == corev1.ConditionTrue && d != nil && d.Status == corev1.ConditionTrue
 	})
-	if ready := serving.FindCondition(got.Status.Conditions, "Ready"); ready.Reason != "MinimumReplicasAvailable" {
+	if ready := interactive.FindCondition(got.Status.Conditions, "Ready"); ready.Reason != "MinimumReplicasAvailable" {
 		t.Errorf("Ready %+v", ready)
 	}
 	want := &tensorstackv1beta1.SimpleMLServiceAddress{URL: "mnist." + ns + ".svc.cluster.local", Ports: []tensorstackv1beta1.AddressPort{{Port: 80, Protocol: corev1.ProtocolTCP}}}
@@ -155,10 +156,10 @@ func (e *env) testPyTorchPVCService(t *testing.T) {
 	got := waitObject(ctx, t, e, ns, "torch", &tensorstackv1beta1.SimpleMLService{}, func(s *tensorstackv1beta1.SimpleMLService) bool {
 		return s.Status.Address != nil && len(s.Status.Address.Ports) == 1 && s.Status.Address.Ports[0].NodePort != 0
 	})
-	if d := serving.FindCondition(got.Status.Conditions, "ModelDownloaded"); d == nil || d.Status != corev1.ConditionTrue || d.Reason != serving.ReasonPVCMounted {
+	if d := interactive.FindCondition(got.Status.Conditions, "ModelDownloaded"); d == nil || d.Status != corev1.ConditionTrue || d.Reason != serving.ReasonPVCMounted {
 		t.Errorf("ModelDownloaded %+v", d)
 	}
-	if r := serving.FindCondition(got.Status.Conditions, "Ready"); r == nil || r.Status != corev1.ConditionFalse {
+	if r := interactive.FindCondition(got.Status.Conditions, "Ready"); r == nil || r.Status != corev1.ConditionFalse {
 		t.Errorf("Ready %+v", r)
 	}
 }
@@ -192,10 +193,10 @@ func (e *env) testDownloadFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := waitObject(ctx, t, e, ns, "broken", &tensorstackv1beta1.SimpleMLService{}, func(s *tensorstackv1beta1.SimpleMLService) bool {
-		c := serving.FindCondition(s.Status.Conditions, "ModelDownloaded")
+		c := interactive.FindCondition(s.Status.Conditions, "ModelDownloaded")
 		return c != nil && c.Reason == serving.ReasonDownloadFailed
 	})
-	c := serving.FindCondition(got.Status.Conditions, "ModelDownloaded")
+	c := interactive.FindCondition(got.Status.Conditions, "ModelDownloaded")
 	if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "the bucket models does not exist") {
 		t.Errorf("ModelDownloaded %+v", c)
 	}
