@@ -51,11 +51,14 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 // name only (MetadataOnly), which is all the watch maps to a job; the
 // reconcile reads the ConfigMap itself from the API server. A tenant's
 // thousands of labelled ConfigMaps of a megabyte each then cost the
-// controllers a few hundred bytes each.
+// controllers a few hundred bytes each. Of the pods, which the controller
+// reads whoever made them (Volcano's, an AscendJob's), it keeps what the
+// rank table is built from (podView).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	c, err := cacheselector.NewCache(mgr, "rank-table", RingControllerLabel, cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Transform: cacheselector.MetadataOnly(RingControllerLabel)},
+			&corev1.Pod{}:       {Transform: podView},
 		},
 	})
 	if err != nil {
