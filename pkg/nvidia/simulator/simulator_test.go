@@ -128,8 +128,9 @@ func TestCustomSimulatorKeepsMockUUIDs(t *testing.T) {
 	}
 }
 
-// TestRunCommand checks the control socket's commands: XID injection and
-// lost devices by index or UUID, and the errors for anything else.
+// TestRunCommand checks the control socket's commands: XID injection,
+// lost devices and utilization by index or UUID, and the errors for
+// anything else.
 func TestRunCommand(t *testing.T) {
 	sim, err := simulator.New("dgxa100")
 	if err != nil {
@@ -145,6 +146,12 @@ func TestRunCommand(t *testing.T) {
 		{"xid nope 79", true},
 		{"xid 0 x", true},
 		{"lost 0 maybe", true},
+		{"util 0 90", false},
+		{"util 3 0", false},
+		{"util 0 101", true},
+		{"util 0 -1", true},
+		{"util 0 half", true},
+		{"util 9 10", true},
 		{"reset 0 1", true},
 		{"xid 0", true},
 	}
@@ -154,5 +161,54 @@ func TestRunCommand(t *testing.T) {
 				t.Errorf("RunCommand(%q) = %v, wantErr %v", tc.line, err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestUtilCommand checks that util sets the utilization NVML reads of the
+// GPU named by index or UUID, and nothing else: its other readings and the
+// other GPUs keep theirs. A MIG device, which has no utilization reading,
+// is refused.
+func TestUtilCommand(t *testing.T) {
+	sim, err := simulator.New("dgxa100-mig-mixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(i int) (nvml.Utilization, uint32) {
+		t.Helper()
+		d, ret := sim.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			t.Fatalf("GPU %d: %v", i, ret)
+		}
+		u, ret := d.GetUtilizationRates()
+		if ret != nvml.SUCCESS {
+			t.Fatalf("GPU %d utilization: %v", i, ret)
+		}
+		temp, ret := d.GetTemperature(nvml.TEMPERATURE_GPU)
+		if ret != nvml.SUCCESS {
+			t.Fatalf("GPU %d temperature: %v", i, ret)
+		}
+		return u, temp
+	}
+	before7, temp7 := read(7)
+	before6, _ := read(6)
+	if err := sim.RunCommand("util 7 93"); err != nil {
+		t.Fatal(err)
+	}
+	if u, temp := read(7); u.Gpu != 93 || u.Memory != before7.Memory || temp != temp7 {
+		t.Errorf("GPU 7 after util 93: utilization %+v temperature %d, want gpu 93, memory %d, temperature %d", u, temp, before7.Memory, temp7)
+	}
+	if u, _ := read(6); u != before6 {
+		t.Errorf("GPU 6 changed with GPU 7: %+v, was %+v", u, before6)
+	}
+	d, _ := sim.DeviceGetHandleByIndex(6)
+	uuid, _ := d.GetUUID()
+	if err := sim.RunCommand("util " + uuid + " 0"); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := read(6); u.Gpu != 0 {
+		t.Errorf("GPU 6 after util 0 by UUID: %+v", u)
+	}
+	if err := sim.RunCommand("util " + nvidia.MIGIndex(0, 0) + " 50"); err == nil {
+		t.Error("util on a MIG device: no error")
 	}
 }

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/accelstack/accelstack/pkg/nvidia"
@@ -29,6 +30,25 @@ func (s *Simulator) SetStats(uuid string, st nvidia.Stats) {
 		}
 	}
 	s.stats[uuid] = st
+}
+
+// SetUtilization sets the GPU utilization reading (percent) of a whole
+// GPU, by UUID or index, keeping its other readings. MIG devices have no
+// utilization reading (as with NVML), so naming one is an error.
+func (s *Simulator) SetUtilization(id string, pct uint32) error {
+	gpu, gi, _, err := s.resolve(id)
+	if err != nil {
+		return err
+	}
+	if gi != nvidia.AllInstances {
+		return fmt.Errorf("%s is a MIG device, which has no utilization reading", id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats[gpu.UUID]
+	st.GPUUtilization = pct
+	s.stats[gpu.UUID] = st
+	return nil
 }
 
 // energyOf returns a GPU's energy counter now.
