@@ -28,6 +28,7 @@ func main() {
 	fs.DurationVar(&cfg.HealthQuietPeriod, "health-quiet-period", nodeagent.DefaultHealthQuietPeriod, "As the device plugin's: an unhealthy GPU with no critical XID for this long that passes an NVML check is healthy again.")
 	fs.StringVar(&cfg.MigStrategy, "mig-strategy", "", "MIG strategy (none, single, mixed); overrides the config file like the device plugin's flag.")
 	fs.StringVar(&cfg.DCMILibrary, "dcmi-library", ascend.DefaultDCMILibrary, "Path or name of the Ascend DCMI library, with --backend=dcmi.")
+	fs.StringVar(&cfg.ControlSocket, "simulate-control-socket", "", "With --backend=simulated: a unix socket accepting the simulator's commands, e.g. 'util <gpu> <percent>' (pkg/simcontrol).")
 	fs.Env("dcmi-library", "DCMI_LIBRARY")
 	fs.Env("health-quiet-period", "HEALTH_QUIET_PERIOD")
 	fs.Env("address", "ADDRESS")
@@ -38,6 +39,7 @@ func main() {
 	fs.Env("collect-interval", "COLLECT_INTERVAL")
 	fs.Env("config-file", "CONFIG_FILE")
 	fs.Env("mig-strategy", "MIG_STRATEGY")
+	fs.Env("simulate-control-socket", "SIMULATE_CONTROL_SOCKET")
 	fs.Check(func() error { return cli.OneOf("backend", cfg.Backend, nodeagent.Backends()...) })
 	fs.Check(func() error {
 		if cfg.MigStrategy == "" {

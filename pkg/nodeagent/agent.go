@@ -15,6 +15,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/nodeclient/nodelabel"
 	"github.com/accelstack/accelstack/pkg/nvidia/simulator"
+	"github.com/accelstack/accelstack/pkg/simcontrol"
 	"github.com/accelstack/accelstack/pkg/version"
 )
 
@@ -64,6 +65,12 @@ type Config struct {
 	// DCMILibrary is the path or name of the Ascend DCMI library, with
 	// Backend dcmi.
 	DCMILibrary string
+	// ControlSocket, with Backend simulated, is a unix socket serving the
+	// simulator's control commands (pkg/simcontrol), e.g. "util 0 90" to
+	// set a GPU's utilization; empty serves none. The device plugin
+	// simulates the same machine in another process, with a socket of its
+	// own.
+	ControlSocket string
 
 	// Simulator, when set with Backend simulated, is the NVIDIA machine to
 	// read.
@@ -80,6 +87,7 @@ type Config struct {
 // Agent serves the node's metrics and keeps its labels.
 type Agent struct {
 	cfg       Config
+	sources   []Source
 	collector *Collector
 	metrics   *metricsHandler
 }
@@ -146,7 +154,29 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	metrics := &metricsHandler{snap: c.Snapshot, live: reg, errors: handlerErrors}
 	c.collected = metrics.prepare
-	return &Agent{cfg: cfg, collector: c, metrics: metrics}, nil
+	a := &Agent{cfg: cfg, sources: sources, collector: c, metrics: metrics}
+	if cfg.ControlSocket != "" && a.simulatorCommands() == nil {
+		return nil, errors.New("a simulator control socket needs the simulated backend")
+	}
+	return a, nil
+}
+
+// simulatorCommands returns the control-command handler of the first
+// source that reads a simulated machine, or nil.
+func (a *Agent) simulatorCommands() func(line string) error {
+	for _, src := range a.sources {
+		switch s := src.(type) {
+		case *NVIDIASource:
+			if s.sim != nil {
+				return s.sim.RunCommand
+			}
+		case *AscendSource:
+			if c, ok := s.sim.(interface{ RunCommand(line string) error }); ok {
+				return c.RunCommand
+			}
+		}
+	}
+	return nil
 }
 
 // buildSources returns the configured sources, or the source of the
@@ -196,6 +226,14 @@ func (a *Agent) Serve(ctx context.Context, l net.Listener) error {
 	}
 	if a.collector.pods == nil {
 		log.Info("No PodResources socket: serving metrics without pod labels")
+	}
+	if a.cfg.ControlSocket != "" {
+		control, err := simcontrol.Serve(ctx, a.cfg.ControlSocket, a.simulatorCommands())
+		if err != nil {
+			return err
+		}
+		defer control.Close()
+		log.Info("Serving the simulator control socket", "path", a.cfg.ControlSocket)
 	}
 	collectCtx, stopCollect := context.WithCancel(ctx)
 	collected := make(chan struct{})
