@@ -374,11 +374,14 @@ func (e *env) testWrongTypeSecret(t *testing.T) {
 	secret = sshSecret(ns, "example-user", "s3-cfg")
 	testutil.MustCreate(ctx, t, e.c, secret)
 
-	got := e.waitNotebook(ctx, t, ns, nb.Name, "SSHReady False", func(nb *tensorstackv1beta1.Notebook) bool {
-		return condition(nb, notebook.ConditionSSHReady).Status == corev1.ConditionFalse
+	// Until the controller sees the Secret, SSHReady is False for
+	// SecretNotFound; the wait is for the reason the Secret gives.
+	got := e.waitNotebook(ctx, t, ns, nb.Name, "SSHReady False, SecretInvalid", func(nb *tensorstackv1beta1.Notebook) bool {
+		c := condition(nb, notebook.ConditionSSHReady)
+		return c.Status == corev1.ConditionFalse && c.Reason == notebook.ReasonSecretInvalid
 	})
 	c := condition(got, notebook.ConditionSSHReady)
-	if c.Reason != notebook.ReasonSecretInvalid || !strings.Contains(c.Message, `Secret example-user is of type "s3-cfg"`) {
+	if !strings.Contains(c.Message, `Secret example-user is of type "s3-cfg"`) {
 		t.Errorf("SSHReady %+v", c)
 	}
 	if note := e.waitEvent(ctx, t, ns, nb.Name, notebook.EventSSHKeys); !strings.Contains(note, "example-user") {
