@@ -71,20 +71,7 @@ func (e *env) namespace(t *testing.T, labels map[string]string) string {
 // reconciles counts the reconciles of the job of kind at ns/name that the
 // controllers' log shows started, and those that ended.
 func (e *env) reconciles(kind, ns, name string) (started, ended int) {
-	tag := fmt.Sprintf(`"controllerKind"=%q %q={"name"=%q "namespace"=%q} "namespace"=%q "name"=%q "reconcileID"=`, kind, kind, name, ns, ns, name)
-	for _, line := range strings.Split(e.controllers.Log(), "\n") {
-		if !strings.Contains(line, tag) {
-			continue
-		}
-		switch {
-		case strings.Contains(line, `"msg"="Reconciling"`):
-			started++
-		case strings.Contains(line, `"msg"="Reconcile successful"`), strings.Contains(line, `"msg"="Reconcile done`),
-			strings.Contains(line, `"msg"="Reconciler error"`):
-			ended++
-		}
-	}
-	return started, ended
+	return testutil.Reconciles(e.controllers.Log(), kind, ns, name)
 }
 
 // pokeReconciled annotates job, which the controller of kind reconciles,

@@ -150,20 +150,7 @@ func (e *env) poke(ctx context.Context, t *testing.T, ns, name string) {
 // reconciles counts the reconciles of ServiceAccountToken ns/name that the
 // log shows started, and those that ended.
 func (e *env) reconciles(ns, name string) (started, ended int) {
-	tag := fmt.Sprintf(`"ServiceAccountToken"={"name"=%q "namespace"=%q} "namespace"=%q "name"=%q "reconcileID"=`, name, ns, ns, name)
-	for _, line := range strings.Split(e.log.String(), "\n") {
-		if !strings.Contains(line, tag) {
-			continue
-		}
-		switch {
-		case strings.Contains(line, `"msg"="Reconciling"`):
-			started++
-		case strings.Contains(line, `"msg"="Reconcile successful"`), strings.Contains(line, `"msg"="Reconcile done`),
-			strings.Contains(line, `"msg"="Reconciler error"`):
-			ended++
-		}
-	}
-	return started, ended
+	return testutil.Reconciles(e.log.String(), "ServiceAccountToken", ns, name)
 }
 
 // pokeReconciled pokes ns/name and waits until a reconcile that started
