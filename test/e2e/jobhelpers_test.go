@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/test/cluster"
 )
@@ -94,6 +95,8 @@ func jobStatus(obj client.Object) *batchv1beta1.JobStatus {
 		return &o.Status
 	case *batchv1beta1.DeepSpeedJob:
 		return &o.Status.JobStatus
+	case *mindxdlv1.AscendJob:
+		return &o.Status.Detail.JobStatus
 	}
 	panic(fmt.Sprintf("no job status in %T", obj))
 }
