@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/cli"
+	"github.com/accelstack/accelstack/pkg/cli/kubeconfig"
 	"github.com/accelstack/accelstack/pkg/csis3/s3volume"
 	"github.com/accelstack/accelstack/pkg/datacube/executorenv"
 	"github.com/accelstack/accelstack/pkg/elasticjob"
@@ -32,8 +32,9 @@ import (
 
 func main() {
 	fs := cli.NewFlagSet("controllers", "the accelstack controllers (StorageShim, DataCube, jobs, scheduling)")
-	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig; empty means in-cluster or $KUBECONFIG.")
+	kubeconfigPath := fs.String("kubeconfig", "", "Path to a kubeconfig; empty means in-cluster or $KUBECONFIG.")
 	var opts manager.Options
+	opts.Gateway = &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "accelstack-system", Name: "gateway"}
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `Address of the /metrics endpoint; "0" disables it.`)
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "Elect one active replica through a Lease.")
@@ -54,6 +55,18 @@ func main() {
 	fs.StringVar(&opts.WorkflowToolsImage, "workflow-tools-image", workflow.DefaultToolsImage, "Image of the step sequencer of SeqPod workflow runs.")
 	fs.StringVar(&opts.EventsImage, "workflow-events-image", eventlistener.DefaultImage, "Image of the EventListener and WorkflowTrigger servers.")
 	fs.StringVar(&opts.EventListenerHost, "event-listener-host", "", "External host an ingress serves EventListeners at (https://<host>/t9k/workflow/triggers/<namespace>/<name>); empty leaves status.address.url empty.")
+	fs.Func("gateway-service-account", "The gateway's ServiceAccount, <namespace>/<name>, bound to the gateway's rights (reading workloads' access Secrets and Services) in each Project namespace; empty binds none (default accelstack-system/gateway).", func(v string) error {
+		opts.Gateway = nil
+		if v == "" {
+			return nil
+		}
+		ns, name, ok := strings.Cut(v, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("want <namespace>/<name>, got %q", v)
+		}
+		opts.Gateway = &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+		return nil
+	})
 	fs.StringVar(&opts.ActivityImage, "activity-image", activity.DefaultImage, "Image of the activity sidecar of Notebooks, TensorBoards and Explorers.")
 	fs.StringVar(&opts.ElasticJobMasterImage, "elasticjob-master-image", elasticjob.DefaultMasterImage, "Image of the masters of ElasticJobs whose master template names none.")
 	fs.StringVar(&opts.TensorBoardImage, "tensorboard-image", tensorboard.DefaultImage, "Image of TensorBoards that name none.")
@@ -75,7 +88,7 @@ func main() {
 	kubeconfigCA := fs.String("kubeconfig-ca-file", "", "PEM file of the CA of --kubeconfig-server; empty means the CA the controllers trust.")
 
 	cli.Main(fs, func(ctx context.Context) error {
-		cfg, err := restConfig(*kubeconfig)
+		cfg, err := kubeconfig.RESTConfig(*kubeconfigPath)
 		if err != nil {
 			return err
 		}
@@ -98,25 +111,4 @@ func splitList(v string) []string {
 		}
 	}
 	return out
-}
-
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		cfg, err := ctrl.GetConfig()
-		if err != nil {
-			return nil, fmt.Errorf("finding the cluster (in-cluster, $KUBECONFIG or --kubeconfig): %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("loading --kubeconfig %s: %w", kubeconfig, err)
-	}
-	if cfg.QPS == 0 {
-		// As ctrl.GetConfig does: no client-side rate limit (client-go's
-		// default is 5 requests/s), the API server's priority and
-		// fairness does that job.
-		cfg.QPS = -1
-	}
-	return cfg, nil
 }

@@ -65,6 +65,12 @@ var Definitions = []Definition{
 		Links: []Link{{Path: "/usr/lib/git-core/git-remote-https", Target: "git-remote-http"}},
 	},
 	{Binary: "device-plugin"},
+	{
+		// The way in to the web workloads; its Deployment runs it as
+		// non-root.
+		Binary: "gateway",
+		User:   "65532:65532",
+	},
 	{Binary: "node-agent"},
 	{
 		// The T9k Scheduler, built from a module of its own

@@ -1,7 +1,7 @@
 package explorer
 
 import (
-	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/webroute"
 )
 
 // LabelKey is the label, on the Deployments, Services and pods of an
@@ -16,17 +16,18 @@ const InstanceLabelKey = "tensorstack.dev/explorer-instance"
 // appName is the app.kubernetes.io/name of the objects.
 const appName = "explorer"
 
-// Component is a sub-workload of an Explorer.
-type Component string
+// Component is a sub-workload of an Explorer; the names and paths of each
+// are the gateway's contract (package webroute).
+type Component = webroute.ExplorerComponent
 
 // The sub-workloads; each names its container and its URL's last part.
 const (
-	FileBrowser Component = "file-browser"
-	CodeServer  Component = "code-server"
+	FileBrowser = webroute.FileBrowser
+	CodeServer  = webroute.CodeServer
 )
 
 // Components are the sub-workloads, in the order they are reconciled.
-var Components = []Component{FileBrowser, CodeServer}
+var Components = webroute.ExplorerComponents
 
 // The servers' own ports, on the pod's loopback only; the activity
 // sidecar proxies to them.
@@ -39,31 +40,18 @@ const (
 const MountPath = "/t9k/mnt"
 
 // ObjectName returns the name of the Deployment and Service of the
-// component of the Explorer name: <name>-explorer-<component>, cut and
-// hashed when that is not a DNS-1035 label.
-func ObjectName(name string, c Component) string {
-	return interactive.ObjectName(name, appName+"-"+string(c))
-}
+// component of the Explorer name (webroute.ExplorerObjectName).
+func ObjectName(name string, c Component) string { return webroute.ExplorerObjectName(name, c) }
 
 // InstanceName returns the value of InstanceLabelKey of the Explorer name.
-func InstanceName(name string) string { return interactive.ObjectName(name, appName) }
+func InstanceName(name string) string { return webroute.ExplorerInstanceName(name) }
 
-// URLPrefix returns the path a gateway serves the component of the
-// Explorer namespace/name at: /explorer/<namespace>/<name>/<component>/.
-// The file browser serves under it (--baseurl), so the gateway routes it
-// unchanged; code-server serves at its root, with relative links, so the
-// gateway strips the prefix for it.
+// URLPrefix returns the path the gateway serves the component of the
+// Explorer namespace/name at (webroute.ExplorerPrefix).
 func URLPrefix(namespace, name string, c Component) string {
-	return interactive.URLPrefix(appName, namespace, name, string(c))
+	return webroute.ExplorerPrefix(namespace, name, c)
 }
 
 // URL returns the in-cluster URL of the component of the Explorer
-// namespace/name, its status url: its Service, and URLPrefix for the file
-// browser, the root for code-server.
-func URL(namespace, name string, c Component) string {
-	path := "/"
-	if c == FileBrowser {
-		path = URLPrefix(namespace, name, c)
-	}
-	return interactive.InClusterURL(namespace, ObjectName(name, c), path)
-}
+// namespace/name, its status url (webroute.ExplorerURL).
+func URL(namespace, name string, c Component) string { return webroute.ExplorerURL(namespace, name, c) }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -82,6 +83,9 @@ type Options struct {
 	// EventsImage runs the EventListener and WorkflowTrigger servers;
 	// EventListenerHost is the external host listeners are served at.
 	EventsImage, EventListenerHost string
+	// Gateway is the gateway's ServiceAccount, bound to the gateway's
+	// rights in each Project namespace; nil binds none.
+	Gateway *rbacv1.Subject
 	// ActivityImage runs the activity sidecar of Notebooks, TensorBoards and
 	// Explorers; TensorBoardImage, FileBrowserImage and CodeServerImage
 	// run their servers.
@@ -261,7 +265,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := explorer.Setup(mgr, explorer.Options{FileBrowserImage: opts.FileBrowserImage, CodeServerImage: opts.CodeServerImage, ActivityImage: opts.ActivityImage}); err != nil {
 		return nil, fmt.Errorf("setting up the Explorer controller: %w", err)
 	}
-	if err := project.Setup(mgr, project.Options{}); err != nil {
+	if err := project.Setup(mgr, project.Options{Gateway: opts.Gateway}); err != nil {
 		return nil, fmt.Errorf("setting up the Project controller: %w", err)
 	}
 	if err := satoken.Setup(mgr, satoken.Options{

@@ -23,12 +23,19 @@ const (
 	// ControllersRoleBindingName is the RoleBinding in each Project
 	// namespace that binds ControllersClusterRole to the controllers.
 	ControllersRoleBindingName = "accelstack-controllers"
+	// GatewayClusterRole holds what the gateway may do only in Project
+	// namespaces: read the workloads' access Secrets and serving
+	// Services, so that it reaches the workloads of projects only.
+	GatewayClusterRole = "accelstack-gateway-project"
+	// GatewayRoleBindingName is the RoleBinding in each Project namespace
+	// that binds GatewayClusterRole to the gateway.
+	GatewayRoleBindingName = "accelstack-gateway"
 )
 
 // serviceAccountPrefix starts the user name of a ServiceAccount's token.
 const serviceAccountPrefix = "system:serviceaccount:"
 
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=accelstack-controllers-project
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=accelstack-controllers-project;accelstack-gateway-project
 
 // Self returns the RBAC subject the client c authenticates as, asked of the
 // API server (a SelfSubjectReview): the ServiceAccount of a token, or the
@@ -57,21 +64,30 @@ func subjectOf(user string) (rbacv1.Subject, error) {
 	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}, nil
 }
 
-// controllersRights binds ControllersClusterRole to the controllers in the
-// project's namespace, so that what they may do as the namespace's
-// ServiceAccounts stays inside Project namespaces.
-func (r *Reconciler) controllersRights(ctx context.Context, p *tensorstackv1beta1.Project) error {
-	if r.controllers == nil {
-		return nil
-	}
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Name, Name: ControllersRoleBindingName}}
-	if _, err := r.createOrUpdate(ctx, p, rb, func() {
-		if rb.CreationTimestamp.IsZero() {
-			rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ControllersClusterRole}
+// systemRights binds ControllersClusterRole to the controllers and
+// GatewayClusterRole to the gateway in the project's namespace, so that
+// what they may do there stays inside Project namespaces. A nil subject
+// is bound nothing.
+func (r *Reconciler) systemRights(ctx context.Context, p *tensorstackv1beta1.Project) error {
+	for _, b := range []struct {
+		name, role string
+		subject    *rbacv1.Subject
+	}{
+		{ControllersRoleBindingName, ControllersClusterRole, r.controllers},
+		{GatewayRoleBindingName, GatewayClusterRole, r.gateway},
+	} {
+		if b.subject == nil {
+			continue
 		}
-		rb.Subjects = []rbacv1.Subject{*r.controllers}
-	}); err != nil {
-		return fmt.Errorf("applying RoleBinding %s: %w", ControllersRoleBindingName, err)
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Name, Name: b.name}}
+		if _, err := r.createOrUpdate(ctx, p, rb, func() {
+			if rb.CreationTimestamp.IsZero() {
+				rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: b.role}
+			}
+			rb.Subjects = []rbacv1.Subject{*b.subject}
+		}); err != nil {
+			return fmt.Errorf("applying RoleBinding %s: %w", b.name, err)
+		}
 	}
 	return nil
 }

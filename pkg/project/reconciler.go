@@ -42,9 +42,10 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	// policyNamespaces are the namespaces the default NetworkPolicy admits.
 	policyNamespaces []string
-	// controllers, if set, is bound to ControllersClusterRole in each
-	// project namespace.
-	controllers *rbacv1.Subject
+	// controllers and gateway, when set, are bound to
+	// ControllersClusterRole and GatewayClusterRole in each project
+	// namespace.
+	controllers, gateway *rbacv1.Subject
 }
 
 // NewReconciler returns a Reconciler writing with c and reading unmarked
@@ -145,7 +146,7 @@ func (r *Reconciler) apply(ctx context.Context, p *tensorstackv1beta1.Project) e
 	if err := r.serviceAccount(ctx, p); err != nil {
 		return err
 	}
-	return r.controllersRights(ctx, p)
+	return r.systemRights(ctx, p)
 }
 
 // namespace creates the project's namespace with its Pod Security labels,

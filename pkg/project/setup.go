@@ -38,6 +38,9 @@ type Options struct {
 	// project namespace; nil means whoever the manager's credentials
 	// authenticate as (Self).
 	Controllers *rbacv1.Subject
+	// Gateway is the subject bound to GatewayClusterRole in each project
+	// namespace; nil binds none.
+	Gateway *rbacv1.Subject
 }
 
 // selfTimeout bounds asking the API server who the controllers are, at
@@ -75,7 +78,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("creating the project client: %w", err)
 	}
 	r := NewReconciler(cl, mgr.GetAPIReader(), mgr.GetEventRecorder("project-controller"), opts.PolicyNamespaces)
-	r.controllers = opts.Controllers
+	r.controllers, r.gateway = opts.Controllers, opts.Gateway
 	if r.controllers == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), selfTimeout)
 		self, err := Self(ctx, cl)

@@ -1,7 +1,7 @@
 package tensorboard
 
 import (
-	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/webroute"
 )
 
 // LabelKey is the label, on a TensorBoard's Deployment, Service and pod,
@@ -24,19 +24,15 @@ const (
 )
 
 // ObjectName returns the name of the Deployment and Service of the
-// TensorBoard name: <name>-tensorboard, cut and hashed when that is not a
-// DNS-1035 label.
-func ObjectName(name string) string { return interactive.ObjectName(name, appName) }
+// TensorBoard name (webroute.TensorBoardObjectName).
+func ObjectName(name string) string { return webroute.TensorBoardObjectName(name) }
 
-// URLPrefix returns the path the TensorBoard namespace/name is served at:
-// /tensorboard/<namespace>/<name>/. TensorBoard serves under it
-// (--path_prefix), so a gateway routes it unchanged to the Service.
-func URLPrefix(namespace, name string) string {
-	return interactive.URLPrefix(appName, namespace, name)
-}
+// URLPrefix returns the path the TensorBoard namespace/name is served at
+// (webroute.TensorBoardPrefix).
+func URLPrefix(namespace, name string) string { return webroute.TensorBoardPrefix(namespace, name) }
 
 // URL returns the in-cluster URL of the TensorBoard namespace/name, its
 // status.url: its Service and URLPrefix.
 func URL(namespace, name string) string {
-	return interactive.InClusterURL(namespace, ObjectName(name), URLPrefix(namespace, name))
+	return webroute.InClusterURL(namespace, ObjectName(name), URLPrefix(namespace, name))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	rbacv1 "k8s.io/api/rbac/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/accelstack/accelstack/pkg/manager"
@@ -69,6 +70,8 @@ func (cp *ControlPlane) StartControllers(t testing.TB) *Controllers {
 		// Tests run a manager per control plane in one process.
 		SkipNameValidation: true,
 		Logger:             capture.Logger(),
+		// As deployed: the gateway's rights bound in Project namespaces.
+		Gateway: &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "accelstack-system", Name: "gateway"},
 	})
 	if err != nil {
 		t.Fatalf("creating manager: %v", err)

@@ -17,6 +17,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	triggersv1beta1 "github.com/accelstack/accelstack/api/tensorstack/triggers/v1beta1"
+	"github.com/accelstack/accelstack/pkg/webroute"
 )
 
 // Port is where both servers listen in their pods.
@@ -25,7 +26,7 @@ const Port = 8080
 // SourcePrefix starts the source of a listener's events,
 // /t9k/workflow/triggers/<namespace>/<listener>: the path an ingress serves
 // the listener at.
-const SourcePrefix = "/t9k/workflow/triggers/"
+const SourcePrefix = webroute.EventListenerPrefix
 
 // Labels and annotations of the WorkflowRuns a trigger creates.
 const (
@@ -68,9 +69,7 @@ const (
 
 // Source returns the source of the events of the listener name in
 // namespace.
-func Source(namespace, name string) string {
-	return SourcePrefix + namespace + "/" + name
-}
+func Source(namespace, name string) string { return webroute.EventListenerPath(namespace, name) }
 
 // ParseSource returns the namespace and listener of a source that Source
 // made.

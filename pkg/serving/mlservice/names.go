@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
-	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/webroute"
 )
 
 // Labels of the objects of an MLService.
@@ -33,35 +33,35 @@ const Domain = "svc.cluster.local"
 // The names of an MLService's objects are <mlservice>-<kind> when that
 // fits a Service's 63 characters, and otherwise the MLService's name cut
 // and followed by the kind and a hash of the name
-// (interactive.ObjectName), so that MLServices of any valid name, such as
+// (webroute.ObjectName), so that MLServices of any valid name, such as
 // llama2-7b-chat-triton-tensorrtllm, get Services and URLs.
 
 // predictorName is the name of a release's predictor objects and the host
 // label of its URL: <mlservice>-predict-<release>.
 func predictorName(m *tensorstackv1beta1.MLService, release string) string {
-	return interactive.ObjectName(m.Name, componentPredict+"-"+release)
+	return webroute.ObjectName(m.Name, componentPredict+"-"+release)
 }
 
 // predictHost is the name of the Service that splits between the
 // releases: <mlservice>-predict.
 func predictHost(m *tensorstackv1beta1.MLService) string {
-	return interactive.ObjectName(m.Name, componentPredict)
+	return webroute.ObjectName(m.Name, componentPredict)
 }
 
 // transformerName is the name of the transformer's objects:
 // <mlservice>-transformer.
 func transformerName(m *tensorstackv1beta1.MLService) string {
-	return interactive.ObjectName(m.Name, componentTransformer)
+	return webroute.ObjectName(m.Name, componentTransformer)
 }
 
 // routerName is the name of the router's Deployment: <mlservice>-router.
 func routerName(m *tensorstackv1beta1.MLService) string {
-	return interactive.ObjectName(m.Name, componentRouter)
+	return webroute.ObjectName(m.Name, componentRouter)
 }
 
 // privateName is the name of the headless Service of a raw component:
 // <component>-private, shortened as above when that is too long.
-func privateName(component string) string { return interactive.ObjectName(component, "private") }
+func privateName(component string) string { return webroute.ObjectName(component, "private") }
 
 // privateURL is the URL the router reaches a raw component at: its
 // headless Service's name, which resolves to the addresses of the ready

@@ -108,6 +108,11 @@ func (e *env) testObjects(t *testing.T) {
 	if rb.RoleRef.Name != project.ServiceAccountClusterRole || len(rb.Subjects) != 1 || rb.Subjects[0].Name != project.ServiceAccountName || rb.Subjects[0].Namespace != name {
 		t.Errorf("RoleBinding = %+v %+v", rb.RoleRef, rb.Subjects)
 	}
+	gw := &rbacv1.RoleBinding{}
+	e.waitFor(ctx, t, name, project.GatewayRoleBindingName, gw, nil)
+	if gw.RoleRef.Name != project.GatewayClusterRole || len(gw.Subjects) != 1 || gw.Subjects[0].Name != "gateway" || gw.Subjects[0].Namespace != "accelstack-system" {
+		t.Errorf("the gateway's RoleBinding = %+v %+v", gw.RoleRef, gw.Subjects)
+	}
 
 	// Removing the quota from the spec removes the ResourceQuota.
 	e.updateProject(ctx, t, name, func(p *tensorstackv1beta1.Project) { p.Spec.ResourceQuota = nil })

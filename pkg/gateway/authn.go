@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+)
+
+// User is who a request comes from.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+	Extra  map[string][]string
+	// Scopes bound the credential: nil for one that carries all of the
+	// user's rights (a Kubernetes token), the key's scopes for an API key.
+	Scopes []apikey.Scope
+	// KeyID is the API key's ID when the credential is one.
+	KeyID string
+}
+
+// Credential errors, answered 401.
+var (
+	// ErrNoCredential: the request carries no credential.
+	ErrNoCredential = errors.New("no credential: send Authorization: Bearer <token or API key>")
+	// ErrBadCredential: the credential is not valid (unknown, expired,
+	// revoked); the message never holds it.
+	ErrBadCredential = errors.New("the credential is not valid")
+)
+
+// queryCredentials are query parameters that look like a credential: the
+// gateway refuses them, as URLs end up in logs and browser histories.
+var queryCredentials = []string{"apikey", "api_key", "api-key", "access_token"}
+
+// QueryCredential returns the name of a credential-like query parameter
+// of r, or "".
+func QueryCredential(r *http.Request) string {
+	q := r.URL.Query()
+	for _, k := range queryCredentials {
+		if q.Has(k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// Authenticator tells who sent a request.
+type Authenticator interface {
+	// Authenticate returns the request's user, ErrNoCredential,
+	// ErrBadCredential or another error when it could not decide.
+	Authenticate(ctx context.Context, r *http.Request) (*User, error)
+}
+
+// BearerAuthenticator authenticates "Authorization: Bearer" credentials:
+// API keys (UUID-shaped) by the key store, anything else as a Kubernetes
+// token by a TokenReview, whose answers it keeps for TTL, both valid and
+// not, keyed by a hash of the token.
+type BearerAuthenticator struct {
+	keys      *apikey.Store
+	c         client.Client
+	audiences []string
+	cache     *ttlCache[[sha256.Size]byte, tokenResult]
+}
+
+// tokenResult is a TokenReview's answer.
+type tokenResult struct {
+	user *User
+	ok   bool
+}
+
+// NewBearerAuthenticator returns an authenticator that looks API keys up in
+// keys and reviews tokens with c, for audiences (none: the API server's).
+func NewBearerAuthenticator(keys *apikey.Store, c client.Client, audiences []string, ttl time.Duration, size int) *BearerAuthenticator {
+	return &BearerAuthenticator{keys: keys, c: c, audiences: audiences, cache: newTTLCache[[sha256.Size]byte, tokenResult](ttl, size)}
+}
+
+// Authenticate implements Authenticator.
+func (a *BearerAuthenticator) Authenticate(ctx context.Context, r *http.Request) (*User, error) {
+	cred, ok := bearer(r)
+	if !ok {
+		return nil, ErrNoCredential
+	}
+	if apikey.Shaped(cred) {
+		k, err := a.keys.Lookup(ctx, cred)
+		if errors.Is(err, apikey.ErrUnknown) {
+			return nil, ErrBadCredential
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking the API key up: %w", err)
+		}
+		return &User{Name: k.User, UID: k.UID, Groups: k.Groups, Scopes: k.Scopes, KeyID: k.ID}, nil
+	}
+	return a.reviewToken(ctx, cred)
+}
+
+// reviewToken authenticates a Kubernetes token.
+func (a *BearerAuthenticator) reviewToken(ctx context.Context, token string) (*User, error) {
+	key := sha256.Sum256([]byte(token))
+	if res, ok := a.cache.get(key); ok {
+		return res.result()
+	}
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: a.audiences}}
+	if err := a.c.Create(ctx, review); err != nil {
+		return nil, fmt.Errorf("reviewing a token: %w", err)
+	}
+	res := tokenResult{ok: review.Status.Authenticated}
+	if res.ok {
+		info := review.Status.User
+		res.user = &User{Name: info.Username, UID: info.UID, Groups: info.Groups}
+		if len(info.Extra) > 0 {
+			res.user.Extra = map[string][]string{}
+			for k, v := range info.Extra {
+				res.user.Extra[k] = v
+			}
+		}
+	}
+	a.cache.put(key, res)
+	return res.result()
+}
+
+// result returns the user of a review, or ErrBadCredential.
+func (r tokenResult) result() (*User, error) {
+	if !r.ok {
+		return nil, ErrBadCredential
+	}
+	u := *r.user
+	u.Groups = slices.Clone(u.Groups)
+	return &u, nil
+}
+
+// bearer returns the credential of the request's Authorization header.
+func bearer(r *http.Request) (string, bool) {
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	cred = strings.TrimSpace(cred)
+	return cred, cred != ""
+}

@@ -1,0 +1,163 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/accelstack/accelstack/pkg/certs"
+	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+)
+
+// Options configure Run.
+type Options struct {
+	// Address is where the gateway serves HTTPS.
+	Address string
+	// MetricsAddress serves /metrics over HTTP; empty serves none.
+	MetricsAddress string
+	// TLSCertFile and TLSKeyFile are the serving certificate; empty
+	// issues a self-signed one for Host and *.ServingDomain at start.
+	TLSCertFile, TLSKeyFile string
+	// Host and ServingDomain are the Router's.
+	Host, ServingDomain string
+	// Namespace holds the API keys.
+	Namespace string
+	// Audiences are those a Kubernetes token must be for; none is the API
+	// server's.
+	Audiences []string
+	// CacheTTL is how long a decision or lookup is kept; a revoked right
+	// or key works at most this long.
+	CacheTTL time.Duration
+	// CacheSize bounds each cache.
+	CacheSize int
+	// MaxHeaderBytes bounds a request's head; a larger one is answered 431.
+	MaxHeaderBytes int
+}
+
+// DefaultOptions returns the defaults of the flags.
+func DefaultOptions() Options {
+	return Options{Address: ":8443", MetricsAddress: ":9090", Namespace: "accelstack-system", CacheTTL: 10 * time.Second, CacheSize: 10000, MaxHeaderBytes: 64 << 10}
+}
+
+// New returns a gateway with clients of cfg.
+func New(cfg *rest.Config, opts Options, log logr.Logger, reg prometheus.Registerer) (*Gateway, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("building the scheme: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("building the API client: %w", err)
+	}
+	keys := apikey.NewStore(c, opts.Namespace, opts.CacheTTL, time.Minute)
+	return &Gateway{
+		Router:        Router{Host: opts.Host, ServingDomain: opts.ServingDomain},
+		Authenticator: NewBearerAuthenticator(keys, c, opts.Audiences, opts.CacheTTL, opts.CacheSize),
+		Authorizer:    NewSARAuthorizer(c, opts.CacheTTL, opts.CacheSize),
+		Resolver:      NewResolver(c, opts.CacheTTL, opts.CacheSize),
+		Keys:          keys,
+		Transport:     NewTransport(),
+		Log:           log,
+		Metrics:       NewMetrics(reg),
+	}, nil
+}
+
+// NewTransport returns the transport to the workloads: bounded dials and
+// idle connections, no overall timeout (kernels and terminals stay open),
+// HTTP/1.1 so that WebSocket upgrades go through.
+func NewTransport() *http.Transport {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Run serves the gateway until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) error {
+	reg := prometheus.NewRegistry()
+	g, err := New(cfg, opts, log, reg)
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := serverTLS(opts)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Addr:              opts.Address,
+		Handler:           g.Handler(),
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	servers := []*http.Server{srv}
+	errs := make(chan error, 2)
+	go func() { errs <- srv.ListenAndServeTLS(opts.TLSCertFile, opts.TLSKeyFile) }()
+	if opts.MetricsAddress != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		msrv := &http.Server{Addr: opts.MetricsAddress, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, msrv)
+		go func() { errs <- msrv.ListenAndServe() }()
+	}
+	log.Info("Serving", "address", opts.Address, "host", opts.Host, "servingDomain", opts.ServingDomain)
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(shutdown)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", err)
+	}
+	return nil
+}
+
+// serverTLS returns the TLS configuration: the files' certificate is
+// loaded by ListenAndServeTLS; without files, a self-signed one is issued.
+func serverTLS(opts Options) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	if opts.TLSCertFile != "" {
+		return cfg, nil
+	}
+	names := []string{"localhost"}
+	if opts.Host != "" {
+		names = append(names, opts.Host)
+	}
+	if opts.ServingDomain != "" {
+		names = append(names, "*."+opts.ServingDomain)
+	}
+	now := time.Now()
+	ca, err := certs.NewCA("accelstack-gateway-ca", now, 365*24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	cert, key, err := ca.Issue(certs.Leaf{CommonName: names[len(names)-1], DNSNames: names, Server: true}, now, 365*24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}}
+	return cfg, nil
+}
