@@ -55,6 +55,7 @@ func main() {
 	fs.StringVar(&opts.WorkflowToolsImage, "workflow-tools-image", workflow.DefaultToolsImage, "Image of the step sequencer of SeqPod workflow runs.")
 	fs.StringVar(&opts.EventsImage, "workflow-events-image", eventlistener.DefaultImage, "Image of the EventListener and WorkflowTrigger servers.")
 	fs.StringVar(&opts.EventListenerHost, "event-listener-host", "", "External host an ingress serves EventListeners at (https://<host>/t9k/workflow/triggers/<namespace>/<name>); empty leaves status.address.url empty.")
+	fs.StringVar(&opts.GatewayHost, "gateway-host", "", "The gateway's host: the status URLs of Notebooks, TensorBoards, Explorers and EventListeners are https://<host>/<path> when set, in-cluster otherwise.")
 	fs.Func("gateway-service-account", "The gateway's ServiceAccount, <namespace>/<name>, bound to the gateway's rights (reading workloads' access Secrets and Services) in each Project namespace; empty binds none (default accelstack-system/gateway).", func(v string) error {
 		opts.Gateway = nil
 		if v == "" {

@@ -87,7 +87,7 @@ func (r *Reconciler) sync(ctx context.Context, ex *tensorstackv1beta1.Explorer) 
 		st := &tensorstackv1beta1.ResourceStatus{
 			Phase: tensorstackv1beta1.ResourcePhase(states[c].Phase),
 			Pod:   states[c].Pod,
-			URL:   URL(ex.Namespace, ex.Name, c),
+			URL:   URL(r.opts.GatewayHost, ex.Namespace, ex.Name, c),
 		}
 		if c == FileBrowser {
 			ex.Status.FileBrowser = st

@@ -52,6 +52,9 @@ func URLPrefix(namespace, name string, c Component) string {
 	return webroute.ExplorerPrefix(namespace, name, c)
 }
 
-// URL returns the in-cluster URL of the component of the Explorer
-// namespace/name, its status url (webroute.ExplorerURL).
-func URL(namespace, name string, c Component) string { return webroute.ExplorerURL(namespace, name, c) }
+// URL returns the URL of the component of the Explorer namespace/name, its
+// status url: URLPrefix on the gateway's host when gatewayHost is set, else
+// its in-cluster URL (webroute.ExplorerURL).
+func URL(gatewayHost, namespace, name string, c Component) string {
+	return webroute.StatusURL(gatewayHost, webroute.ExplorerURL(namespace, name, c), URLPrefix(namespace, name, c))
+}

@@ -196,10 +196,10 @@ func TestReadiness(t *testing.T) {
 }
 
 func TestURL(t *testing.T) {
-	if got := URL("demo", "example", FileBrowser); got != "http://example-explorer-file-browser.demo.svc.cluster.local/explorer/demo/example/file-browser/" {
+	if got := URL("", "demo", "example", FileBrowser); got != "http://example-explorer-file-browser.demo.svc.cluster.local/explorer/demo/example/file-browser/" {
 		t.Errorf("file browser %s", got)
 	}
-	if got := URL("demo", "example", CodeServer); got != "http://example-explorer-code-server.demo.svc.cluster.local/" {
+	if got := URL("", "demo", "example", CodeServer); got != "http://example-explorer-code-server.demo.svc.cluster.local/" {
 		t.Errorf("code-server %s", got)
 	}
 }

@@ -44,6 +44,9 @@ type Options struct {
 	// ActivityImage runs the activity sidecar; empty means
 	// activity.DefaultImage.
 	ActivityImage string
+	// GatewayHost is the gateway's host: status URLs are on it when set,
+	// in-cluster otherwise.
+	GatewayHost string
 }
 
 // withDefaults fills the empty fields of opts.

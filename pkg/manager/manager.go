@@ -3,6 +3,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -83,6 +84,9 @@ type Options struct {
 	// EventsImage runs the EventListener and WorkflowTrigger servers;
 	// EventListenerHost is the external host listeners are served at.
 	EventsImage, EventListenerHost string
+	// GatewayHost is the gateway's host: the status URLs of Notebooks,
+	// TensorBoards, Explorers and EventListeners are on it when set.
+	GatewayHost string
 	// Gateway is the gateway's ServiceAccount, bound to the gateway's
 	// rights in each Project namespace; nil binds none.
 	Gateway *rbacv1.Subject
@@ -253,16 +257,16 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := cron.Setup(mgr, cron.Options{}); err != nil {
 		return nil, fmt.Errorf("setting up the CronWorkflowRun controller: %w", err)
 	}
-	if err := eventlistener.Setup(mgr, eventlistener.Options{Image: opts.EventsImage, ExternalHost: opts.EventListenerHost}); err != nil {
+	if err := eventlistener.Setup(mgr, eventlistener.Options{Image: opts.EventsImage, ExternalHost: cmp.Or(opts.EventListenerHost, opts.GatewayHost)}); err != nil {
 		return nil, fmt.Errorf("setting up the EventListener controller: %w", err)
 	}
-	if err := notebook.Setup(mgr, notebook.Options{ActivityImage: opts.ActivityImage}); err != nil {
+	if err := notebook.Setup(mgr, notebook.Options{ActivityImage: opts.ActivityImage, GatewayHost: opts.GatewayHost}); err != nil {
 		return nil, fmt.Errorf("setting up the Notebook controller: %w", err)
 	}
-	if err := tensorboard.Setup(mgr, tensorboard.Options{Image: opts.TensorBoardImage, ActivityImage: opts.ActivityImage}); err != nil {
+	if err := tensorboard.Setup(mgr, tensorboard.Options{Image: opts.TensorBoardImage, ActivityImage: opts.ActivityImage, GatewayHost: opts.GatewayHost}); err != nil {
 		return nil, fmt.Errorf("setting up the TensorBoard controller: %w", err)
 	}
-	if err := explorer.Setup(mgr, explorer.Options{FileBrowserImage: opts.FileBrowserImage, CodeServerImage: opts.CodeServerImage, ActivityImage: opts.ActivityImage}); err != nil {
+	if err := explorer.Setup(mgr, explorer.Options{FileBrowserImage: opts.FileBrowserImage, CodeServerImage: opts.CodeServerImage, ActivityImage: opts.ActivityImage, GatewayHost: opts.GatewayHost}); err != nil {
 		return nil, fmt.Errorf("setting up the Explorer controller: %w", err)
 	}
 	if err := project.Setup(mgr, project.Options{Gateway: opts.Gateway}); err != nil {

@@ -29,10 +29,11 @@ func SSHServiceName(name string) string { return name + "-ssh" }
 // path without its final slash.
 func URLPrefix(namespace, name string) string { return webroute.NotebookPrefix(namespace, name) }
 
-// URL returns the in-cluster URL of the notebook's web UI: its Service and
-// URLPrefix.
-func URL(nb *tensorstackv1beta1.Notebook) string {
-	return webroute.InClusterURL(nb.Namespace, ObjectName(nb.UID), URLPrefix(nb.Namespace, nb.Name))
+// URL returns the URL of the notebook's web UI, its status.url: URLPrefix
+// on the gateway's host when gatewayHost is set, else on its Service.
+func URL(gatewayHost string, nb *tensorstackv1beta1.Notebook) string {
+	prefix := URLPrefix(nb.Namespace, nb.Name)
+	return webroute.StatusURL(gatewayHost, webroute.InClusterURL(nb.Namespace, ObjectName(nb.UID), prefix), prefix)
 }
 
 // objectLabels returns the labels of the objects named name of the

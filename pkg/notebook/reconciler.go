@@ -45,6 +45,8 @@ type Reconciler struct {
 	writer   interactive.Writer
 	recorder events.EventRecorder
 	image    string
+	// gatewayHost is Options.GatewayHost.
+	gatewayHost string
 }
 
 // NewReconciler returns a reconciler that reads Notebooks and Secrets and
@@ -81,7 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // sync writes the objects of nb and sets its status; a failure but a
 // stale cache is reported in the Ready condition too.
 func (r *Reconciler) sync(ctx context.Context, nb *tensorstackv1beta1.Notebook) (ctrl.Result, error) {
-	nb.Status.URL = URL(nb)
+	nb.Status.URL = URL(r.gatewayHost, nb)
 	var result ctrl.Result
 	err := r.reconcile(ctx, nb, ObjectName(nb.UID), &result)
 	if err != nil && !errors.Is(err, interactive.ErrStale) {

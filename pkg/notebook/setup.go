@@ -16,6 +16,9 @@ type Options struct {
 	// ActivityImage runs the activity sidecar; empty means
 	// activity.DefaultImage.
 	ActivityImage string
+	// GatewayHost is the gateway's host: status URLs are on it when set,
+	// in-cluster otherwise.
+	GatewayHost string
 }
 
 // Setup runs the Notebook controller and its webhook on mgr. The
@@ -29,6 +32,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	r := NewReconciler(mgr.GetClient(), c, mgr.GetAPIReader(), mgr.GetEventRecorder("notebook-controller"), opts.ActivityImage)
+	r.gatewayHost = opts.GatewayHost
 	b := ctrl.NewControllerManagedBy(mgr).Named("notebook").For(&tensorstackv1beta1.Notebook{})
 	b = interactive.WatchWorkloads(b, mgr, c, &tensorstackv1beta1.Notebook{}, &appsv1.StatefulSet{}, NotebookLabelKey)
 	if err := b.Complete(r); err != nil {

@@ -40,7 +40,7 @@ func TestObjectName(t *testing.T) {
 	}
 	nb := makeNotebook("demo", "tutorial").obj()
 	want := "http://" + ObjectName(nb.UID) + ".demo.svc.cluster.local/t9k/notebooks/projects/demo/name/tutorial/"
-	if got := URL(nb); got != want {
+	if got := URL("", nb); got != want {
 		t.Errorf("URL = %q, want %q", got, want)
 	}
 }

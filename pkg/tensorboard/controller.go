@@ -91,7 +91,7 @@ func (r *Reconciler) sync(ctx context.Context, tb *tensorstackv1beta1.TensorBoar
 	}
 	tb.Status.Phase = tensorstackv1beta1.TensorBoardPhase(state.Phase)
 	tb.Status.Pod = state.Pod
-	tb.Status.URL = URL(tb.Namespace, tb.Name)
+	tb.Status.URL = URL(r.opts.GatewayHost, tb.Namespace, tb.Name)
 	setReady(&tb.Status.Conditions, state)
 	return result, err
 }

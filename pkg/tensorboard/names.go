@@ -31,8 +31,10 @@ func ObjectName(name string) string { return webroute.TensorBoardObjectName(name
 // (webroute.TensorBoardPrefix).
 func URLPrefix(namespace, name string) string { return webroute.TensorBoardPrefix(namespace, name) }
 
-// URL returns the in-cluster URL of the TensorBoard namespace/name, its
-// status.url: its Service and URLPrefix.
-func URL(namespace, name string) string {
-	return webroute.InClusterURL(namespace, ObjectName(name), URLPrefix(namespace, name))
+// URL returns the URL of the TensorBoard namespace/name, its status.url:
+// URLPrefix on the gateway's host when gatewayHost is set, else on its
+// Service.
+func URL(gatewayHost, namespace, name string) string {
+	prefix := URLPrefix(namespace, name)
+	return webroute.StatusURL(gatewayHost, webroute.InClusterURL(namespace, ObjectName(name), prefix), prefix)
 }

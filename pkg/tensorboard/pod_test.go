@@ -241,7 +241,7 @@ func TestS3Prelude(t *testing.T) {
 }
 
 func TestURL(t *testing.T) {
-	if got := URL("demo", "tb"); got != "http://tb-tensorboard.demo.svc.cluster.local/tensorboard/demo/tb/" {
+	if got := URL("", "demo", "tb"); got != "http://tb-tensorboard.demo.svc.cluster.local/tensorboard/demo/tb/" {
 		t.Errorf("got %s", got)
 	}
 }

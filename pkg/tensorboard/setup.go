@@ -30,6 +30,9 @@ type Options struct {
 	// ActivityImage runs the activity sidecar; empty means
 	// activity.DefaultImage.
 	ActivityImage string
+	// GatewayHost is the gateway's host: status URLs are on it when set,
+	// in-cluster otherwise.
+	GatewayHost string
 }
 
 // Setup runs the TensorBoard controller and its webhook on mgr. The

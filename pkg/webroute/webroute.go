@@ -194,6 +194,16 @@ func ExternalURL(host, path string) string {
 	return "https://" + host + path
 }
 
+// StatusURL returns the URL a workload's status shows: path on the
+// gateway's host when one is configured, else inCluster, the URL pods of
+// the cluster reach it at.
+func StatusURL(gatewayHost, inCluster, path string) string {
+	if gatewayHost == "" {
+		return inCluster
+	}
+	return ExternalURL(gatewayHost, path)
+}
+
 // ServingHost returns the external host of the serving Service name (an
 // MLService's, one of its releases', or a SimpleMLService's) in namespace
 // under domain: <name>.<namespace>.<domain>, Knative's default template.

@@ -38,3 +38,26 @@ func TestURLPrefix(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+func TestStatusURL(t *testing.T) {
+	in := InClusterURL("ns", ExplorerObjectName("ex", CodeServer), "/")
+	if got := StatusURL("", in, ExplorerPrefix("ns", "ex", CodeServer)); got != "http://ex-explorer-code-server.ns.svc.cluster.local/" {
+		t.Errorf("without a gateway: %s", got)
+	}
+	// On the gateway, code-server is reached at its prefix, which the
+	// gateway strips.
+	if got := StatusURL("ai.example.com", in, ExplorerPrefix("ns", "ex", CodeServer)); got != "https://ai.example.com/explorer/ns/ex/code-server/" {
+		t.Errorf("on the gateway: %s", got)
+	}
+}
+
+func TestUIDObjectName(t *testing.T) {
+	a, b := EventListenerObjectName("el", "uid-1"), EventListenerObjectName("el", "uid-2")
+	if a == b || !strings.HasPrefix(a, "el-eventlistener-") || len(a) != len("el-eventlistener-")+5 {
+		t.Errorf("got %s and %s", a, b)
+	}
+	long := UIDObjectName(strings.Repeat("a.", 40), "eventlistener", "u")
+	if msgs := validation.IsDNS1035Label(long); len(msgs) > 0 {
+		t.Errorf("%s: %v", long, msgs)
+	}
+}

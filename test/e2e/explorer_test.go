@@ -65,7 +65,7 @@ func TestExplorerListsShimFile(t *testing.T) {
 	ex = waitExplorerRunning(ctx, t, c, ex)
 	t.Logf("Explorer running after %s", round(time.Since(start)))
 	for _, comp := range explorer.Components {
-		if got, want := componentStatus(ex, comp).URL, explorer.URL(ns, ex.Name, comp); got != want {
+		if got, want := componentStatus(ex, comp).URL, explorer.URL("", ns, ex.Name, comp); got != want {
 			t.Errorf("%s url %q, want %q", comp, got, want)
 		}
 	}

@@ -75,7 +75,7 @@ func TestNotebookIdleReclaim(t *testing.T) {
 	t.Logf("notebook Ready after %s: %s", round(time.Since(start)), nb.Status.URL)
 
 	prefix := notebook.URLPrefix(ns, nb.Name)
-	if want := notebook.URL(nb); nb.Status.URL != want {
+	if want := notebook.URL("", nb); nb.Status.URL != want {
 		t.Errorf("status.url %q, want %q", nb.Status.URL, want)
 	}
 	u, err := url.Parse(nb.Status.URL)
