@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/webroute"
 )
@@ -147,23 +146,11 @@ var kindOf = map[Resource]string{
 // child service, which must be controlled by owner: a Secret of that name
 // someone else made is never sent anywhere.
 func (r *Resolver) accessToken(ctx context.Context, owner *metav1.PartialObjectMetadata, service string) (string, error) {
-	name := interactive.AccessSecretName(service)
-	secret := &corev1.Secret{}
-	err := r.reader.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: name}, secret)
-	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("%w: its access Secret is not made yet", ErrNotReady)
+	token, err := interactive.AccessToken(ctx, r.reader, owner, service)
+	if errors.Is(err, interactive.ErrNoAccessSecret) || errors.Is(err, interactive.ErrNotOwned) {
+		return "", fmt.Errorf("%w: %w", ErrNotReady, err)
 	}
-	if err != nil {
-		return "", fmt.Errorf("reading the access Secret %s/%s: %w", owner.Namespace, name, err)
-	}
-	if !metav1.IsControlledBy(secret, owner) {
-		return "", fmt.Errorf("%w: the Secret %s is not the workload's", ErrNotReady, name)
-	}
-	token := string(secret.Data[activity.AccessTokenKey])
-	if token == "" {
-		return "", fmt.Errorf("%w: the access Secret %s holds no token", ErrNotReady, name)
-	}
-	return token, nil
+	return token, err
 }
 
 // serving resolves a serving host: the Service of its name, which an

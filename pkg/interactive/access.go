@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -30,6 +31,37 @@ const AccessSecretSuffix = "-access"
 // child name (the name of its Deployment or StatefulSet, at most 63
 // characters as ObjectName makes it): name-access, within a Secret's 253.
 func AccessSecretName(name string) string { return name + AccessSecretSuffix }
+
+// ErrNoAccessSecret is returned by AccessToken when the workload has no
+// access Secret: not made yet, or a sidecar from before access tokens.
+var ErrNoAccessSecret = errors.New("has no access Secret")
+
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+
+// AccessToken returns the token of the access Secret of the workload child
+// name of owner, read through reader. The Secret must be controlled by
+// owner: one of that name someone else made is ErrNotOwned, and its token
+// is never returned. A missing Secret is ErrNoAccessSecret. Nothing here
+// logs or returns the token in an error.
+func AccessToken(ctx context.Context, reader client.Reader, owner metav1.Object, name string) (string, error) {
+	secretName := AccessSecretName(name)
+	secret := &corev1.Secret{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: secretName}, secret)
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("%s %w", owner.GetName(), ErrNoAccessSecret)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the access Secret %s: %w", secretName, err)
+	}
+	if !metav1.IsControlledBy(secret, owner) {
+		return "", fmt.Errorf("the access Secret %s %w", secretName, ErrNotOwned)
+	}
+	token := string(secret.Data[activity.AccessTokenKey])
+	if token == "" {
+		return "", fmt.Errorf("the access Secret %s holds no token", secretName)
+	}
+	return token, nil
+}
 
 // accessTokenBytes is the size of an access token, before hex encoding.
 const accessTokenBytes = 32

@@ -71,5 +71,5 @@ func TestKeeperAccessSecretNotOwned(t *testing.T) {
 			t.Errorf("the Keeper called Jupyter (%s, cookie %q) with another's access Secret", r.Path, r.Cookie)
 		}
 	}
-	f.wantIdle(nb, corev1.ConditionTrue, ReasonNoActivity, "Jupyter unknown", "is not the Notebook's")
+	f.wantIdle(nb, corev1.ConditionTrue, ReasonNoActivity, "Jupyter unknown", "is not the workload's")
 }

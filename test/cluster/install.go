@@ -22,7 +22,7 @@ const AscendNodeLabel = "accelerator=huawei-Ascend910"
 
 // workloads are what Install waits for, as kubectl rollout targets.
 var workloads = []string{
-	"deployment/s3", "deployment/controllers", "deployment/csi-s3-controller", "deployment/t9k-scheduler",
+	"deployment/s3", "deployment/controllers", "deployment/csi-s3-controller", "deployment/t9k-scheduler", "deployment/gateway",
 	"daemonset/device-plugin", "daemonset/ascend-device-plugin", "daemonset/node-agent", "daemonset/csi-s3-node",
 }
 
