@@ -334,7 +334,7 @@ func (s *Store) touch(ctx context.Context, id string, now time.Time) {
 func keyOf(secret *corev1.Secret) (Key, error) {
 	var rec Record
 	if err := json.Unmarshal(secret.Data[recordKey], &rec); err != nil {
-		return Key{}, fmt.Errorf("%w: the record of %s: %v", ErrUnknown, secret.Name, err)
+		return Key{}, fmt.Errorf("%w: the record of %s: %w", ErrUnknown, secret.Name, err)
 	}
 	k := Key{Record: rec, ID: strings.TrimPrefix(secret.Name, namePrefix), Created: secret.CreationTimestamp.Time}
 	if t, err := time.Parse(time.RFC3339, secret.Annotations[LastUsedAnnotation]); err == nil {
