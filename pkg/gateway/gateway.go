@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -201,7 +202,8 @@ func (g *Gateway) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 func rewrite(pr *httputil.ProxyRequest) {
 	t := pr.In.Context().Value(targetKey).(*target)
 	out := pr.Out
-	out.URL.Scheme, out.URL.Host = t.upstream.URL.Scheme, t.upstream.URL.Host
+	eps := t.upstream.Endpoints
+	out.URL.Scheme, out.URL.Host = "http", eps[rand.IntN(len(eps))]
 	if out.URL.Path != t.route.Path {
 		out.URL.Path, out.URL.RawPath = t.route.Path, ""
 	}

@@ -18,6 +18,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -182,8 +183,18 @@ func newTestEnv(t *testing.T) *testEnv {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "mnist", OwnerReferences: []metav1.OwnerReference{ownerRef(mls, "MLService")}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "metrics", Port: 9090}, {Name: "http", Port: 8080}}},
 	}
+	objs := []client.Object{nb, ex, tb, el, mls, svc, endpointSlice("demo", "mnist", "http", "10.0.0.9", 8080)}
+	for i, name := range []string{
+		webroute.NotebookObjectName(string(e.nbID)), webroute.ExplorerObjectName("ex", webroute.CodeServer),
+		webroute.TensorBoardObjectName("tb"), webroute.EventListenerObjectName("el", "el-uid"),
+	} {
+		objs = append(objs,
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}},
+			endpointSlice("demo", name, "http", fmt.Sprintf("10.0.0.%d", i+1), 8080))
+	}
 	e.c = fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(nb, ex, tb, el, mls, svc,
+		WithObjects(objs...).
+		WithObjects(
 			accessSecret(nb, "Notebook", webroute.NotebookObjectName(string(e.nbID)), "nb-secret"),
 			accessSecret(ex, "Explorer", webroute.ExplorerObjectName("ex", webroute.CodeServer), "cs-secret"),
 			accessSecret(nb, "Notebook", webroute.TensorBoardObjectName("tb"), "stolen")).
@@ -201,6 +212,20 @@ func newTestEnv(t *testing.T) *testEnv {
 	e.gw = httptest.NewServer(g.Handler())
 	t.Cleanup(e.gw.Close)
 	return e
+}
+
+// endpointSlice returns the EndpointSlice of the Service svc of ns with
+// one ready endpoint, addr, at port named portName.
+func endpointSlice(ns, svc, portName, addr string, port int32) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: svc + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			{Addresses: []string{"10.9.9.9"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}},
+		},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("metrics"), Port: ptr.To(int32(9090))}, {Name: ptr.To(portName), Port: ptr.To(port)}},
+	}
 }
 
 // ownerRef returns a controller reference to obj of kind.
@@ -266,7 +291,7 @@ func TestGatewayProxiesWithTheWorkloadsToken(t *testing.T) {
 	if r.Host != "ai.example.com" || r.URL.RawQuery != "a=b" || r.Header.Get("X-Forwarded-Host") != "ai.example.com" {
 		t.Errorf("Host %q, query %q, X-Forwarded-Host %q", r.Host, r.URL.RawQuery, r.Header.Get("X-Forwarded-Host"))
 	}
-	want := webroute.NotebookObjectName(string(e.nbID)) + ".demo.svc.cluster.local:80"
+	want := "10.0.0.1:8080"
 	if got := e.up.addresses(); len(got) == 0 || got[0] != want {
 		t.Errorf("dialed %v, want %s", got, want)
 	}
@@ -293,6 +318,7 @@ func TestGatewayRefuses(t *testing.T) {
 		{"a workload the user may not open", "", "/explorer/demo/ex/file-browser/", bobToken, http.StatusForbidden},
 		{"a missing workload the user may open", "", "/t9k/notebooks/projects/other/name/nb/", bobToken, http.StatusNotFound},
 		{"an access Secret the workload does not control", "", "/tensorboard/demo/tb/", aliceToken, http.StatusServiceUnavailable},
+		{"a workload without its Service yet", "", "/explorer/demo/ex/file-browser/", aliceToken, http.StatusServiceUnavailable},
 		{"a key in the query", "", nb + "?apikey=e4ccd2a3-3425-44b0-8b44-148bd303a0f9", "", http.StatusBadRequest},
 		{"an escaping path", "", "/t9k/notebooks/projects/demo/name/nb/%2e%2e/%2e%2e/x/name/y/", aliceToken, http.StatusBadRequest},
 		{"an encoded slash", "", "/tensorboard/demo/tb%2Fx/", aliceToken, http.StatusBadRequest},
@@ -333,11 +359,9 @@ func TestGatewayRoutes(t *testing.T) {
 	if got := reqs[1].Header.Get("Cookie"); got != "" {
 		t.Errorf("event listener Cookie = %q, want none", got)
 	}
-	wantDialed := []string{
-		webroute.ExplorerObjectName("ex", webroute.CodeServer) + ".demo.svc.cluster.local:80",
-		webroute.EventListenerObjectName("el", "el-uid") + ".demo.svc.cluster.local:80",
-		"mnist.demo.svc.cluster.local:8080",
-	}
+	// The ready pods behind the Services, at the port the Service's http
+	// port targets.
+	wantDialed := []string{"10.0.0.2:8080", "10.0.0.4:8080", "10.0.0.9:8080"}
 	if got := e.up.addresses(); strings.Join(got, " ") != strings.Join(wantDialed, " ") {
 		t.Errorf("dialed %v, want %v", got, wantDialed)
 	}

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/interactive"
@@ -24,8 +25,10 @@ const group = "tensorstack.dev"
 
 // Upstream is where a route's requests go and what they carry there.
 type Upstream struct {
-	// URL is the scheme and host of the workload's Service.
-	URL *url.URL
+	// Endpoints are the host:port of the ready pods behind the workload's
+	// Service, at the port the Service's port targets: the gateway dials
+	// pods, as ingress controllers do, and needs no kube-proxy.
+	Endpoints []string
 	// Token is the workload's access token (activity.AccessCookie), ""
 	// for workloads without an activity sidecar.
 	Token string
@@ -109,7 +112,17 @@ func (r *Resolver) resolve(ctx context.Context, rt Route) (Upstream, error) {
 	default:
 		return Upstream{}, fmt.Errorf("%w: unknown resource %q", ErrNotFound, rt.Resource)
 	}
-	u := Upstream{URL: serviceURL(rt.Namespace, service, webroute.ServicePort), Resource: rt.Resource, Name: rt.Name}
+	u := Upstream{Resource: rt.Resource, Name: rt.Name}
+	svc, err := r.service(ctx, rt.Namespace, service)
+	if errors.Is(err, ErrNotFound) {
+		return Upstream{}, fmt.Errorf("%w: its Service %s is not made yet", ErrNotReady, service)
+	}
+	if err != nil {
+		return Upstream{}, err
+	}
+	if u.Endpoints, err = r.endpoints(ctx, svc); err != nil {
+		return Upstream{}, err
+	}
 	if rt.Resource != EventListeners {
 		if u.Token, err = r.accessToken(ctx, owner, service); err != nil {
 			return Upstream{}, err
@@ -157,13 +170,9 @@ func (r *Resolver) accessToken(ctx context.Context, owner *metav1.PartialObjectM
 // MLService or a SimpleMLService of tensorstack.dev must control, on its
 // port named http, or its first port.
 func (r *Resolver) serving(ctx context.Context, rt Route) (Upstream, error) {
-	svc := &corev1.Service{}
-	err := r.reader.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: rt.Name}, svc)
-	if apierrors.IsNotFound(err) {
-		return Upstream{}, ErrNotFound
-	}
+	svc, err := r.service(ctx, rt.Namespace, rt.Name)
 	if err != nil {
-		return Upstream{}, fmt.Errorf("reading Service %s/%s: %w", rt.Namespace, rt.Name, err)
+		return Upstream{}, err
 	}
 	ref := metav1.GetControllerOf(svc)
 	if ref == nil {
@@ -182,20 +191,67 @@ func (r *Resolver) serving(ctx context.Context, rt Route) (Upstream, error) {
 	default:
 		return Upstream{}, ErrNotFound
 	}
-	if len(svc.Spec.Ports) == 0 {
-		return Upstream{}, fmt.Errorf("%w: the Service %s has no port", ErrNotReady, rt.Name)
+	endpoints, err := r.endpoints(ctx, svc)
+	if err != nil {
+		return Upstream{}, err
 	}
-	port := svc.Spec.Ports[0].Port
-	for _, p := range svc.Spec.Ports {
-		if p.Name == "http" {
-			port = p.Port
-		}
-	}
-	return Upstream{URL: serviceURL(rt.Namespace, rt.Name, int(port)), Resource: resource, Name: ref.Name}, nil
+	return Upstream{Endpoints: endpoints, Resource: resource, Name: ref.Name}, nil
 }
 
-// serviceURL returns the http URL of port of the Service name of
-// namespace.
-func serviceURL(namespace, name string, port int) *url.URL {
-	return &url.URL{Scheme: "http", Host: net.JoinHostPort(webroute.ServiceHost(namespace, name), strconv.Itoa(port))}
+// service reads the Service name of namespace: ErrNotFound when there is
+// none.
+func (r *Resolver) service(ctx context.Context, namespace, name string) (*corev1.Service, error) {
+	svc := &corev1.Service{}
+	err := r.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, svc)
+	if apierrors.IsNotFound(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Service %s/%s: %w", namespace, name, err)
+	}
+	return svc, nil
+}
+
+// endpoints returns the host:port of the ready endpoints of svc's port
+// named http, or its first port: the addresses of its EndpointSlices'
+// ready endpoints, at the slice's port of that name. None is ErrNotReady.
+func (r *Resolver) endpoints(ctx context.Context, svc *corev1.Service) ([]string, error) {
+	if len(svc.Spec.Ports) == 0 {
+		return nil, fmt.Errorf("%w: the Service %s has no port", ErrNotReady, svc.Name)
+	}
+	portName := svc.Spec.Ports[0].Name
+	for _, p := range svc.Spec.Ports {
+		if p.Name == "http" {
+			portName = p.Name
+		}
+	}
+	var slices discoveryv1.EndpointSliceList
+	if err := r.reader.List(ctx, &slices, client.InNamespace(svc.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
+		return nil, fmt.Errorf("listing the endpoints of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	var out []string
+	for _, s := range slices.Items {
+		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		var port int32
+		for _, p := range s.Ports {
+			if p.Port != nil && ptr.Deref(p.Name, "") == portName {
+				port = *p.Port
+			}
+		}
+		if port == 0 {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if !ptr.Deref(ep.Conditions.Ready, true) || len(ep.Addresses) == 0 {
+				continue
+			}
+			out = append(out, net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(port))))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: the Service %s has no ready pod", ErrNotReady, svc.Name)
+	}
+	return out, nil
 }

@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +46,8 @@ type env struct {
 	upstream *httptest.Server
 	// reached counts the requests that reached the upstream.
 	reached chan *http.Request
+	// dials are the addresses the gateway dialed.
+	dials chan string
 }
 
 func TestGateway(t *testing.T) {
@@ -58,6 +62,9 @@ func TestGateway(t *testing.T) {
 			t.Fatalf("got %d %q", code, body)
 		}
 		r := <-e.reached
+		if addr := <-e.dials; addr != "10.244.0.7:8080" {
+			t.Errorf("the gateway dialed %s, want the ready pod behind the Notebook's Service at its http port", addr)
+		}
 		if r.Header.Get("Authorization") != "" || r.Header.Get("Cookie") != activity.AccessCookie+"=token-team-a" {
 			t.Errorf("the workload got Authorization %q, Cookie %q", r.Header.Get("Authorization"), r.Header.Get("Cookie"))
 		}
@@ -129,7 +136,7 @@ func TestGateway(t *testing.T) {
 func startEnv(t *testing.T) *env {
 	t.Helper()
 	cp := harness.StartControlPlane(t)
-	e := &env{cp: cp, c: cp.Client, reached: make(chan *http.Request, 16)}
+	e := &env{cp: cp, c: cp.Client, reached: make(chan *http.Request, 16), dials: make(chan string, 64)}
 	ctx := context.Background()
 	for _, ns := range []string{"accelstack-system", "team-a", "team-b", "plain"} {
 		testutil.MustCreate(ctx, t, e.c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -163,7 +170,8 @@ func startEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	tr := gateway.NewTransport()
-	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		e.dials <- addr
 		var d net.Dialer
 		return d.DialContext(ctx, network, e.upstream.Listener.Addr().String())
 	}
@@ -227,6 +235,19 @@ func (e *env) notebook(ctx context.Context, t *testing.T, ns string) {
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "tensorstack.dev/v1beta1", Kind: "Notebook", Name: nb.Name, UID: nb.UID, Controller: ptr.To(true)}},
 		},
 		Data: map[string][]byte{activity.AccessTokenKey: []byte("token-" + ns)},
+	})
+	// Its Service and a ready pod behind it (the upstream stands in for
+	// the pod: the test's transport dials it whatever the address).
+	svc := webroute.NotebookObjectName(string(nb.UID))
+	testutil.MustCreate(ctx, t, e.c, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: svc},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+	})
+	testutil.MustCreate(ctx, t, e.c, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: svc + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.7"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(8080))}},
 	})
 }
 
