@@ -1,0 +1,171 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/explorer"
+	"github.com/accelstack/accelstack/test/cluster"
+)
+
+// TestGatewayOpensExplorer reaches an Explorer of a Project through the
+// gateway as deploy/ installs it: a member of the Project, with a
+// ServiceAccount token, lists the PVC through code-server and the file
+// browser; without a token the gateway answers 401, and a user of another
+// namespace gets 403. The gateway finds the Explorer's pods by their
+// Service's EndpointSlices and passes the Project's NetworkPolicy, which
+// admits accelstack-system.
+func TestGatewayOpensExplorer(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	t.Cleanup(cancel)
+	c := crClient(t)
+	ns := newProjectE2E(t, c, "0")
+	class := "csi-s3"
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "work"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			StorageClassName: &class,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if err := c.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	ex := &tensorstackv1beta1.Explorer{
+		ObjectMeta: metav1.ObjectMeta{Name: "files", Namespace: ns},
+		Spec:       tensorstackv1beta1.ExplorerSpec{StorageType: tensorstackv1beta1.StorageTypePVC, StorageName: pvc.Name},
+	}
+	if err := c.Create(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	ex = waitExplorerRunning(ctx, t, c, ex)
+
+	member := serviceAccountToken(ctx, t, c, ns, "member", "accelstack-project-member")
+	outsider := serviceAccountToken(ctx, t, c, newNamespace(t), "outsider", "")
+	gw := "https://" + gatewayAddress(ctx, t, c)
+
+	var folder struct {
+		Folder string `json:"folder"`
+	}
+	codeServer := gw + explorer.URLPrefix(ns, ex.Name, explorer.CodeServer)
+	// The Project's RoleBindings and the Explorer's endpoints may take a
+	// moment to be seen: retry until the gateway answers 200.
+	if body := gatewayGet(ctx, t, codeServer, member, http.StatusOK, true); json.Unmarshal([]byte(body), &folder) != nil || folder.Folder != explorer.MountPath {
+		t.Errorf("code-server through the gateway answered %s, want the folder %s", body, explorer.MountPath)
+	}
+	var listing struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if body := gatewayGet(ctx, t, gw+explorer.URLPrefix(ns, ex.Name, explorer.FileBrowser)+"api/resources/", member, http.StatusOK, true); json.Unmarshal([]byte(body), &listing) != nil {
+		t.Errorf("the file browser through the gateway answered %s", body)
+	}
+	gatewayGet(ctx, t, codeServer, "", http.StatusUnauthorized, false)
+	gatewayGet(ctx, t, codeServer, outsider, http.StatusForbidden, false)
+}
+
+// serviceAccountToken creates the ServiceAccount name of ns, binds it the
+// ClusterRole role there unless role is "", and returns a token of it.
+func serviceAccountToken(ctx context.Context, t *testing.T, c client.Client, ns, name, role string) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := c.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	if role != "" {
+		if err := c.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := &authenticationv1.TokenRequest{}
+	if err := c.SubResource("token").Create(ctx, sa, req); err != nil {
+		t.Fatalf("a token of %s/%s: %v", ns, name, err)
+	}
+	return req.Status.Token
+}
+
+// gatewayAddress returns the address of the running gateway pod's HTTPS
+// port: the host reaches pods directly.
+func gatewayAddress(ctx context.Context, t *testing.T, c client.Client) string {
+	t.Helper()
+	var addr string
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(cluster.Namespace), client.MatchingLabels{"app.kubernetes.io/name": "gateway"}); err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		i := slices.IndexFunc(pods.Items, func(p corev1.Pod) bool { return running(&p) && p.Status.PodIP != "" })
+		if i >= 0 {
+			addr = net.JoinHostPort(pods.Items[i].Status.PodIP, "8443")
+		}
+		return i >= 0, nil
+	})
+	if err != nil {
+		t.Fatalf("no running gateway pod: %v", err)
+	}
+	return addr
+}
+
+// gatewayGet GETs url from the gateway with the bearer token (none when
+// ""), retrying until it answers want when retry is set, and returns the
+// body; another answer fails the test. The gateway's certificate is its
+// self-signed one.
+func gatewayGet(ctx context.Context, t *testing.T, url, token string, want int, retry bool) string {
+	t.Helper()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the test cluster's self-signed gateway
+	}}
+	var code int
+	var body string
+	get := func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			body = err.Error()
+			return false, nil
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		code, body = resp.StatusCode, string(b)
+		return code == want, nil
+	}
+	if retry {
+		if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, get); err != nil {
+			t.Fatalf("GET %s through the gateway: %d %s, want %d", url, code, body, want)
+		}
+		return body
+	}
+	if ok, err := get(ctx); err != nil || !ok {
+		t.Errorf("GET %s through the gateway: %d %s (%v), want %d", url, code, body, err, want)
+	}
+	return body
+}
