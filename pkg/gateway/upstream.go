@@ -42,12 +42,13 @@ type Upstream struct {
 var ErrNotFound = errors.New("no such workload")
 
 // ErrNotReady is returned when the workload exists but cannot be reached
-// yet: its access Secret is not made, or its Service has no port.
+// yet: its Service or access Secret is not made (or the Secret is not the
+// workload's), or no pod behind the Service is ready.
 var ErrNotReady = errors.New("the workload is not ready")
 
 // Resolver finds the upstreams of routes, reading the workloads, their
-// access Secrets and serving Services from the API server, and keeps each
-// for TTL. Only metadata of the workloads is read.
+// Services, EndpointSlices and access Secrets from the API server, and
+// keeps each for TTL. Only metadata of the workloads is read.
 type Resolver struct {
 	reader client.Reader
 	cache  *ttlCache[upstreamKey, Upstream]
