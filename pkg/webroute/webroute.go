@@ -15,9 +15,6 @@ import (
 // ClusterDomain is the DNS domain of the cluster's Services.
 const ClusterDomain = "cluster.local"
 
-// ServicePort is the port of the workloads' Services.
-const ServicePort = 80
-
 // maxLabel is the length limit of a DNS-1035 label, a Service's name.
 const maxLabel = 63
 
@@ -74,13 +71,7 @@ func UIDObjectName(name, kind, uid string) string {
 // InClusterURL returns the URL of path on port 80 of the Service name of
 // namespace, as pods of the cluster reach it.
 func InClusterURL(namespace, name, path string) string {
-	return "http://" + ServiceHost(namespace, name) + path
-}
-
-// ServiceHost returns the in-cluster host name of the Service name of
-// namespace.
-func ServiceHost(namespace, name string) string {
-	return name + "." + namespace + ".svc." + ClusterDomain
+	return "http://" + name + "." + namespace + ".svc." + ClusterDomain + path
 }
 
 // NotebookPrefix returns the path a notebook serves its web UI under,
@@ -202,11 +193,4 @@ func StatusURL(gatewayHost, inCluster, path string) string {
 		return inCluster
 	}
 	return ExternalURL(gatewayHost, path)
-}
-
-// ServingHost returns the external host of the serving Service name (an
-// MLService's, one of its releases', or a SimpleMLService's) in namespace
-// under domain: <name>.<namespace>.<domain>, Knative's default template.
-func ServingHost(name, namespace, domain string) string {
-	return name + "." + namespace + "." + domain
 }
