@@ -35,7 +35,9 @@ SCHEDULER_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) 
 CONTROLLER_GEN_VERSION  ?= v0.23.0
 GOLANGCI_LINT_VERSION   ?= v2.15.0
 VERSITYGW_VERSION       ?= v1.8.0
-RCLONE_VERSION          ?= v1.76.0
+# rclone is built from hack/tools/rclone (the version its go.mod pins), with
+# the backends and commands that csi-s3 and the benchmarks run.
+RCLONE_VERSION           = $(shell awk '$$1 == "require" && $$2 == "github.com/rclone/rclone" {print $$3}' hack/tools/rclone/go.mod)
 CSI_PROVISIONER_VERSION ?= v5.3.0
 # kube-router's network-policy controller enforces NetworkPolicies on the
 # local test cluster (test/cluster) only: it is never shipped in an image.
@@ -48,7 +50,8 @@ KWOK_VERSION              ?= v0.7.0
 CONTROLLER_GEN  := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT   := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 VERSITYGW       := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
-RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
+# The name holds a hash of hack/tools/rclone, so a change there builds anew.
+RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)-$(shell cat hack/tools/rclone/go.mod hack/tools/rclone/go.sum hack/tools/rclone/main.go | sha256sum | cut -c1-8)
 CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
 KUBE_ROUTER     := $(LOCALBIN)/kube-router-$(KUBE_ROUTER_VERSION)
 TRAINING_OPERATOR := $(LOCALBIN)/training-operator-$(TRAINING_OPERATOR_VERSION)
@@ -201,7 +204,9 @@ $(GOLANGCI_LINT):
 $(VERSITYGW):
 	$(call go-install-tool,$@,github.com/versity/versitygw/cmd/versitygw,$(VERSITYGW_VERSION),versitygw)
 $(RCLONE):
-	$(call go-install-tool,$@,github.com/rclone/rclone,$(RCLONE_VERSION),rclone)
+	@set -e; echo "building rclone $(RCLONE_VERSION) (hack/tools/rclone)"; mkdir -p $(LOCALBIN); \
+		go -C hack/tools/rclone build -trimpath -ldflags "-s -w -X github.com/rclone/rclone/fs.Version=$(RCLONE_VERSION)" -o $@ .; \
+		ln -sf $$(basename $@) $(LOCALBIN)/rclone
 $(CSI_PROVISIONER):
 	$(call go-build-module-tool,$@,github.com/kubernetes-csi/external-provisioner/v5,$(CSI_PROVISIONER_VERSION),./cmd/csi-provisioner,csi-provisioner)
 # Only the one binary, for the test cluster (see KUBE_ROUTER_VERSION).

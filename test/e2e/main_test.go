@@ -4,8 +4,9 @@
 // of package test/cluster: the real kubelet, containerd and control plane,
 // accelstack installed from its manifests, only the accelerators
 // simulated. TestMain brings the cluster up, installs accelstack, runs the
-// tests, brings the cluster down and fails if the host is not left as it
-// was found. Run it with `make test-e2e` (root, a few minutes).
+// tests (then the demo, when ACCELSTACK_E2E_DEMO is set), brings the
+// cluster down and fails if the host is not left as it was found. Run it
+// with `make test-e2e` (root, a few minutes).
 package e2e
 
 import (
@@ -21,6 +22,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/accelstack/accelstack/test/cluster"
+	"github.com/accelstack/accelstack/test/cluster/demo"
 )
 
 var (
@@ -29,6 +31,11 @@ var (
 	// kube is an administrator's clientset.
 	kube *kubernetes.Clientset
 )
+
+// demoEnv, when set, makes the run go on, once the tests passed, with what
+// `make demo` does after installing (package test/cluster/demo), on the same
+// cluster: CI checks the demo without bringing up a cluster of its own.
+const demoEnv = "ACCELSTACK_E2E_DEMO"
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
@@ -78,6 +85,14 @@ func run(m *testing.M) int {
 		start = time.Now()
 		code := m.Run()
 		fmt.Printf("e2e timings: cluster up %s, install %s, tests %s\n", round(up), round(install), round(time.Since(start)))
+		if code == 0 && os.Getenv(demoEnv) != "" {
+			start = time.Now()
+			if err := demo.Run(ctx, clus, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, "FAIL: the demo on the e2e cluster:", err)
+				return 1
+			}
+			fmt.Printf("e2e timings: demo %s\n", round(time.Since(start)))
+		}
 		return code
 	}()
 	peak := mem.Stop()

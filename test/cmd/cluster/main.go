@@ -4,7 +4,7 @@
 //
 //	cluster up       start it (a no-op when it runs; cleans up a crashed one)
 //	cluster install  apply accelstack's manifests (test/cluster/manifests)
-//	cluster demo     up, install, then the examples of test/cmd/cluster/examples
+//	cluster demo     up, install, then the demo's examples (package test/cluster/demo)
 //	cluster status   say whether it runs
 //	cluster down     stop it and leave the host as up found it
 package main
@@ -17,14 +17,23 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/cli"
 	"github.com/accelstack/accelstack/test/cluster"
+	"github.com/accelstack/accelstack/test/cluster/demo"
 )
 
 var commands = map[string]func(ctx context.Context, c *cluster.Cluster) error{
 	"up":      func(ctx context.Context, c *cluster.Cluster) error { return c.Up(ctx) },
 	"down":    func(ctx context.Context, c *cluster.Cluster) error { return c.Down(ctx) },
 	"install": func(ctx context.Context, c *cluster.Cluster) error { return c.Install(ctx) },
-	"demo":    demo,
-	"status":  status,
+	"demo": func(ctx context.Context, c *cluster.Cluster) error {
+		if err := c.Up(ctx); err != nil {
+			return err
+		}
+		if err := c.Install(ctx); err != nil {
+			return err
+		}
+		return demo.Run(ctx, c, os.Stdout)
+	},
+	"status": status,
 }
 
 func main() {

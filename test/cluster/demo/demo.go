@@ -1,4 +1,10 @@
-package main
+// Package demo runs accelstack's demo on the local cluster: the examples of
+// its examples directory (a PyTorchTrainingJob on a queue, a workflow, a
+// Notebook, a SimpleMLService, storage), their waits, and a report of what
+// a user looks at, in which every part is also a check. `make demo` runs it
+// on a cluster of its own; the end-to-end tier runs it on its cluster after
+// the tests.
+package demo
 
 import (
 	"bufio"
@@ -42,15 +48,11 @@ var demoObjects = map[string]string{
 // demoPVDir is the hostPath of the demo's DataCube volume (examples/demo.yaml).
 const demoPVDir = "/run/accelstack/demo-datacube"
 
-// demo brings the cluster up, installs accelstack, applies the examples
-// and prints what a user would look at.
-func demo(ctx context.Context, c *cluster.Cluster) error {
-	if err := c.Up(ctx); err != nil {
-		return err
-	}
-	if err := c.Install(ctx); err != nil {
-		return err
-	}
+// Run applies the examples on c, a running cluster with accelstack
+// installed, waits for each to do its work, and writes the report of what
+// a user looks at to w. It fails if a wait times out or any part of the
+// report failed or came back empty.
+func Run(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 	if err := seedBucket(ctx, c); err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	examples := filepath.Join(root, "test", "cmd", "cluster", "examples")
+	examples := filepath.Join(root, "test", "cluster", "demo", "examples")
 	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "demo.yaml")); err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ func demo(ctx context.Context, c *cluster.Cluster) error {
 			return fmt.Errorf("%w\n%s", err, events)
 		}
 	}
-	return report(ctx, c)
+	return report(ctx, c, w)
 }
 
 // trainingProgram is the program of the demo's PyTorchTrainingJob, the one
@@ -169,10 +171,10 @@ func seedBucket(ctx context.Context, c *cluster.Cluster) error {
 	return nil
 }
 
-// report prints what a user looks at after the examples ran. Every part of
+// report writes what a user looks at after the examples ran. Every part of
 // it is also a check: the whole report is printed, then report fails if any
 // command, read-back or scrape in it failed or came back empty.
-func report(ctx context.Context, c *cluster.Cluster) error {
+func report(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 	var out bytes.Buffer
 	var problems []error
 	section := func(title string) { fmt.Fprintf(&out, "\n== %s\n", title) }
@@ -280,7 +282,7 @@ func report(ctx context.Context, c *cluster.Cluster) error {
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
-	if _, err := os.Stdout.Write(out.Bytes()); err != nil {
+	if _, err := w.Write(out.Bytes()); err != nil {
 		return err
 	}
 	if len(problems) > 0 {
