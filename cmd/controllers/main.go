@@ -56,6 +56,7 @@ func main() {
 	fs.StringVar(&opts.EventsImage, "workflow-events-image", eventlistener.DefaultImage, "Image of the EventListener and WorkflowTrigger servers.")
 	fs.StringVar(&opts.EventListenerHost, "event-listener-host", "", "External host an ingress serves EventListeners at (https://<host>/t9k/workflow/triggers/<namespace>/<name>); empty leaves status.address.url empty.")
 	fs.StringVar(&opts.GatewayHost, "gateway-host", "", "The gateway's host: the status URLs of Notebooks, TensorBoards, Explorers and EventListeners are https://<host>/<path> when set, in-cluster otherwise.")
+	fs.StringVar(&opts.ServingDomain, "serving-domain", "", "The gateway's domain of serving hosts (its --serving-domain): the status URLs of MLServices on the raw backend are https://<service>.<namespace>.<domain> when set, in-cluster otherwise.")
 	fs.Func("gateway-service-account", "The gateway's ServiceAccount, <namespace>/<name>, bound to the gateway's rights (reading workloads' access Secrets and Services) in each Project namespace; empty binds none (default accelstack-system/gateway).", func(v string) error {
 		opts.Gateway = nil
 		if v == "" {
@@ -80,6 +81,9 @@ func main() {
 	fs.StringVar(&opts.ResourceKeeper.NodeAgentNamespace, "node-agent-namespace", "accelstack-system", "Namespace of the node agent's pods, whose GPU metrics the Resource Keeper reads.")
 	fs.StringVar(&opts.ServingRouterImage, "serving-router-image", mlservice.DefaultRouterImage, "Image of the MLServices' router.")
 	fs.StringVar(&opts.MLServiceBackend, "mlservice-backend", mlservice.BackendAuto, "What runs MLServices: auto (knative when the serving.knative.dev Service CRD is installed at start, raw otherwise), raw or knative.")
+	fs.Check(func() error {
+		return cli.Hosts(map[string]string{"event-listener-host": opts.EventListenerHost, "gateway-host": opts.GatewayHost, "serving-domain": opts.ServingDomain})
+	})
 	fs.Check(func() error {
 		return cli.OneOf("mlservice-backend", opts.MLServiceBackend, mlservice.BackendAuto, mlservice.BackendRaw, mlservice.BackendKnative)
 	})

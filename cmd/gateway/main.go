@@ -45,6 +45,9 @@ func main() {
 		if (opts.TLSCertFile == "") != (opts.TLSKeyFile == "") {
 			return fmt.Errorf("--tls-cert-file and --tls-key-file go together")
 		}
+		if err := cli.Hosts(map[string]string{"host": opts.Host, "serving-domain": opts.ServingDomain}); err != nil {
+			return err
+		}
 		if opts.CacheTTL < 0 || opts.CacheSize < 1 || opts.MaxHeaderBytes < 1024 {
 			return fmt.Errorf("--cache-ttl must not be negative, --cache-size must be positive and --max-header-bytes at least 1024")
 		}

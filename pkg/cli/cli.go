@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -85,6 +86,49 @@ func OneOf(flagName, value string, allowed ...string) error {
 		}
 	}
 	return fmt.Errorf("invalid value %q for flag --%s: must be one of %s", value, flagName, strings.Join(allowed, ", "))
+}
+
+// Hosts returns an error naming the first flag whose value is neither empty
+// nor a host name: lower-case DNS labels of letters, digits and '-' joined
+// by dots, optionally followed by :<port>. Such values end up in URLs and
+// certificates, where anything else is syntax.
+func Hosts(flags map[string]string) error {
+	names := make([]string, 0, len(flags))
+	for n := range flags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if v := flags[n]; v != "" && !isHost(v) {
+			return fmt.Errorf("invalid value %q for flag --%s: must be a lower-case DNS name, optionally with :<port>", v, n)
+		}
+	}
+	return nil
+}
+
+// isHost says whether v is a DNS name with an optional port.
+func isHost(v string) bool {
+	name, port, hasPort := strings.Cut(v, ":")
+	if hasPort {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return false
+		}
+	}
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(name, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Alternatives joins values for help and messages: "a, b or c".

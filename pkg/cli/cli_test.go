@@ -80,3 +80,30 @@ func TestAlternatives(t *testing.T) {
 		}
 	}
 }
+
+func TestHosts(t *testing.T) {
+	for v, ok := range map[string]bool{
+		"":                      true,
+		"ai.example.com":        true,
+		"ai.example.com:8443":   true,
+		"10.0.0.1":              true,
+		"AI.example.com":        false,
+		"ai.example.com/path":   false,
+		"ai.example.com:0":      false,
+		"ai.example.com:08443":  false,
+		"-ai.example.com":       false,
+		"ai..example.com":       false,
+		"ai.example.com\nX: y":  false,
+		"user@ai.example.com":   false,
+		"*.serving.example.com": false,
+		"ai.example.com:8443:1": false,
+	} {
+		err := Hosts(map[string]string{"gateway-host": v})
+		if (err == nil) != ok {
+			t.Errorf("%q: %v, want ok=%v", v, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--gateway-host") {
+			t.Errorf("%q: %v does not name the flag", v, err)
+		}
+	}
+}

@@ -58,7 +58,8 @@ type BadPathError struct{ Reason string }
 func (e *BadPathError) Error() string { return "bad path: " + e.Reason }
 
 // Router maps requests to routes: the paths of webroute on Host, and the
-// serving hosts <service>.<namespace>.<ServingDomain>.
+// serving hosts <service>.<namespace>.<ServingDomain>
+// (webroute.ServingHost).
 type Router struct {
 	// Host is the gateway's host; empty accepts path routes on any host
 	// that is not a serving host.

@@ -30,6 +30,9 @@ func TestRoute(t *testing.T) {
 			Route{Resource: EventListeners, Namespace: "demo", Name: "el", Path: "/t9k/workflow/triggers/demo/el"}},
 		{"mnist.demo.serving.example.com", "/v1/models/mnist:predict",
 			Route{Resource: Serving, Namespace: "demo", Name: "mnist", Path: "/v1/models/mnist:predict"}},
+		// The host the controllers write into an MLService's status.
+		{webroute.ServingHost(rt.ServingDomain, "demo", "mnist-predict-v1"), "/v1/models/mnist:predict",
+			Route{Resource: Serving, Namespace: "demo", Name: "mnist-predict-v1", Path: "/v1/models/mnist:predict"}},
 	} {
 		r := httptest.NewRequest("GET", "https://"+tc.host+tc.target, nil)
 		r.Host = tc.host

@@ -86,7 +86,9 @@ type Options struct {
 	EventsImage, EventListenerHost string
 	// GatewayHost is the gateway's host: the status URLs of Notebooks,
 	// TensorBoards, Explorers and EventListeners are on it when set.
-	GatewayHost string
+	// ServingDomain is the gateway's domain of serving hosts, where the
+	// status URLs of MLServices on the raw backend are when set.
+	GatewayHost, ServingDomain string
 	// Gateway is the gateway's ServiceAccount, bound to the gateway's
 	// rights in each Project namespace; nil binds none.
 	Gateway *rbacv1.Subject
@@ -285,6 +287,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := mlservice.Setup(mgr, mlservice.Options{
 		Backend: opts.MLServiceBackend, RouterImage: opts.ServingRouterImage, StorageInitializerImage: opts.DataCubeExecutorImage,
+		ServingDomain: opts.ServingDomain,
 	}); err != nil {
 		return nil, fmt.Errorf("setting up the MLService controller: %w", err)
 	}

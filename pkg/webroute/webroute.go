@@ -185,6 +185,21 @@ func ExternalURL(host, path string) string {
 	return "https://" + host + path
 }
 
+// ServingHost returns the host the gateway serves the Service name of
+// namespace at: <name>.<namespace>.<domain>.
+func ServingHost(domain, namespace, name string) string {
+	return name + "." + namespace + "." + domain
+}
+
+// ServingURL returns the URL of the Service name of namespace through the
+// gateway, or inCluster when no serving domain is configured.
+func ServingURL(domain, namespace, name, inCluster string) string {
+	if domain == "" {
+		return inCluster
+	}
+	return "https://" + ServingHost(domain, namespace, name)
+}
+
 // StatusURL returns the URL a workload's status shows: path on the
 // gateway's host when one is configured, else inCluster, the URL pods of
 // the cluster reach it at.

@@ -51,6 +51,15 @@ func TestStatusURL(t *testing.T) {
 	}
 }
 
+func TestServingURL(t *testing.T) {
+	if got := ServingURL("", "ns", "mnist", "http://mnist.ns.svc.cluster.local"); got != "http://mnist.ns.svc.cluster.local" {
+		t.Errorf("without a serving domain: %s", got)
+	}
+	if got := ServingURL("serving.example.com", "ns", "mnist-predict-v1", "http://x"); got != "https://mnist-predict-v1.ns.serving.example.com" {
+		t.Errorf("on the gateway: %s", got)
+	}
+}
+
 func TestUIDObjectName(t *testing.T) {
 	a, b := EventListenerObjectName("el", "uid-1"), EventListenerObjectName("el", "uid-2")
 	if a == b || !strings.HasPrefix(a, "el-eventlistener-") || len(a) != len("el-eventlistener-")+5 {

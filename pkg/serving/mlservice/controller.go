@@ -44,6 +44,8 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	// storageImage runs the storage initializer, routerImage the router.
 	storageImage, routerImage string
+	// servingDomain is Options.ServingDomain.
+	servingDomain string
 }
 
 // Reconcile runs the releases, the transformer and the router of an
@@ -82,7 +84,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	fillStatus(m, status, states, problems, routerReady, paused, r.backend.Name() == "raw", now)
+	fillStatus(m, status, states, problems, routerReady, paused, r.backend.Name() == "raw", r.servingDomain, now)
 	return ctrl.Result{}, r.writeStatus(ctx, m, status)
 }
 

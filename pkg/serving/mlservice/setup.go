@@ -39,6 +39,10 @@ type Options struct {
 	// RouterImage runs the router; StorageInitializerImage the storage
 	// initializer (the DataCube executor's image).
 	RouterImage, StorageInitializerImage string
+	// ServingDomain is the gateway's domain of serving hosts: on the raw
+	// backend, the status URLs are https://<service>.<namespace>.<domain>
+	// when set, in-cluster otherwise.
+	ServingDomain string
 }
 
 // Setup runs the MLService controller on mgr. It reads Deployments,
@@ -64,7 +68,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	mgr.GetLogger().Info("MLService backend chosen", "backend", backend.Name())
 	r := &Reconciler{
 		client: mgr.GetClient(), writer: w, backend: backend, recorder: mgr.GetEventRecorder("mlservice-controller"),
-		storageImage: opts.StorageInitializerImage, routerImage: opts.RouterImage,
+		storageImage: opts.StorageInitializerImage, routerImage: opts.RouterImage, servingDomain: opts.ServingDomain,
 	}
 	owner := handler.TypedEnqueueRequestForOwner[client.Object](mgr.GetScheme(), mgr.GetRESTMapper(), &tensorstackv1beta1.MLService{}, handler.OnlyControllerOwner())
 	b := ctrl.NewControllerManagedBy(mgr).Named("mlservice").For(&tensorstackv1beta1.MLService{})

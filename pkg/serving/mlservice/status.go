@@ -8,12 +8,20 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/webroute"
 )
 
 // fillStatus writes the addresses, releases, transformer and conditions
-// of m into status.
-func fillStatus(m *tensorstackv1beta1.MLService, status *tensorstackv1beta1.MLServiceStatus, states, problems map[string]ComponentState, routerReady, paused, raw bool, now metav1.Time) {
-	status.Address = &tensorstackv1beta1.MLServiceAddress{URL: serviceURL(m.Name, m.Namespace)}
+// of m into status. On the raw backend with a serving domain, the global
+// and release URLs are the gateway's (webroute.ServingURL).
+func fillStatus(m *tensorstackv1beta1.MLService, status *tensorstackv1beta1.MLServiceStatus, states, problems map[string]ComponentState, routerReady, paused, raw bool, servingDomain string, now metav1.Time) {
+	url := func(name string) string {
+		if !raw {
+			return serviceURL(name, m.Namespace)
+		}
+		return webroute.ServingURL(servingDomain, m.Namespace, name, serviceURL(name, m.Namespace))
+	}
+	status.Address = &tensorstackv1beta1.MLServiceAddress{URL: url(m.Name)}
 	status.DefaultRelease, status.CanaryRelease = m.Spec.Default, m.Spec.Canary
 	status.Releases = nil
 	var waiting []string
@@ -44,7 +52,7 @@ func fillStatus(m *tensorstackv1beta1.MLService, status *tensorstackv1beta1.MLSe
 		}
 		rs.URL = s.URL
 		if raw || rs.URL == "" {
-			rs.URL = serviceURL(name, m.Namespace)
+			rs.URL = url(name)
 		}
 		status.Releases = append(status.Releases, rs)
 		note(r.Name, s, problem)
