@@ -35,10 +35,12 @@ func BuildCmd(name string) (string, error) {
 			return
 		}
 		b.path = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/"+name)
+		// -trimpath, as `make build` builds: the packages compiled for one
+		// are in the build cache for the other.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", b.path, "./cmd/"+name)
 		cmd.Dir = root
 		if _, err := os.Stat(filepath.Join(root, "cmd", name, "go.mod")); err == nil {
-			cmd = exec.Command("go", "build", "-o", b.path, ".")
+			cmd = exec.Command("go", "build", "-trimpath", "-o", b.path, ".")
 			cmd.Dir = filepath.Join(root, "cmd", name)
 		}
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -30,7 +30,7 @@ func TestBinariesCommandLine(t *testing.T) {
 		name := filepath.Base(cmd)
 		t.Run(name, func(t *testing.T) {
 			bin := filepath.Join(binDir, name)
-			build := exec.Command("go", "build", "-ldflags", "-X github.com/accelstack/accelstack/pkg/version.gitVersion=v1.2.3-test", "-o", bin, "./cmd/"+name)
+			build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X github.com/accelstack/accelstack/pkg/version.gitVersion=v1.2.3-test", "-o", bin, "./cmd/"+name)
 			build.Dir = root
 			type testCase struct {
 				args     []string
@@ -43,7 +43,7 @@ func TestBinariesCommandLine(t *testing.T) {
 				{args: []string{"--no-such-flag"}, wantCode: 2, wantOut: "flag provided but not defined: -no-such-flag"},
 			}
 			if name == "scheduler" {
-				build = exec.Command("go", "build", "-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.2.3-test", "-o", bin, ".")
+				build = exec.Command("go", "build", "-trimpath", "-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.2.3-test", "-o", bin, ".")
 				build.Dir = cmd
 				testCases = []testCase{
 					{args: []string{"--help"}, wantCode: 0, wantOut: "Usage:\n  kube-scheduler [flags]"},

@@ -5,48 +5,21 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/accelstack/accelstack/test/harness"
 )
 
-var (
-	nodeAgentOnce sync.Once
-	nodeAgentBin  string
-	nodeAgentErr  error
-)
-
 // buildNodeAgent builds cmd/node-agent once per test binary.
 func buildNodeAgent(t *testing.T) string {
 	t.Helper()
-	nodeAgentOnce.Do(func() {
-		root, err := harness.RepoRoot()
-		if err != nil {
-			nodeAgentErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "node-agent-bin-")
-		if err != nil {
-			nodeAgentErr = err
-			return
-		}
-		nodeAgentBin = filepath.Join(dir, "node-agent")
-		cmd := exec.Command("go", "build", "-o", nodeAgentBin, "./cmd/node-agent")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			nodeAgentErr = fmt.Errorf("go build ./cmd/node-agent: %w\n%s", err, out)
-		}
-	})
-	if nodeAgentErr != nil {
-		t.Fatal(nodeAgentErr)
+	bin, err := harness.BuildCmd("node-agent")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return nodeAgentBin
+	return bin
 }
 
 // startNodeAgent runs the agent binary on a free loopback port and waits
