@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -218,5 +219,14 @@ func HealthzProbe(port int) func(context.Context) error {
 			return fmt.Errorf("healthz: %s", resp.Status)
 		}
 		return nil
+	}
+}
+
+// CreateNamespace creates the namespace name through c, failing the test
+// if it cannot.
+func CreateNamespace(ctx context.Context, t testing.TB, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
 	}
 }

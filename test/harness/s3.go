@@ -17,6 +17,8 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // VersityGWVersion is the versitygw release the harness runs (make tools installs it).
@@ -136,4 +138,18 @@ func StartFakeS3(t testing.TB) *S3Server {
 	srv := httptest.NewServer(faker.Server())
 	t.Cleanup(srv.Close)
 	return &S3Server{Endpoint: srv.URL, AccessKey: "fake", SecretKey: "fake-secret", Region: "us-east-1"}
+}
+
+// ExampleS3cfg is an s3cmd configuration (.s3cfg) as the platform's
+// StorageShim Secrets hold it.
+const ExampleS3cfg = `[default]
+access_key = AKIAEXAMPLE
+secret_key = example-secret-key
+host_base = http://127.0.0.1:9000
+use_https = False
+`
+
+// S3cfgSecret is an S3-cfg Secret as the platform documents it.
+func S3cfgSecret(ns, name string, data map[string]string, labels map[string]string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, StringData: data}
 }

@@ -86,7 +86,7 @@ func TestAscendRankTable(t *testing.T) {
 	defer cancel()
 	c := cp.Client
 	const ns, job = "vcjob", "mindx-dls-test"
-	createNamespace(ctx, t, c, ns)
+	harness.CreateNamespace(ctx, t, c, ns)
 
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: ranktable.ConfigMapPrefix + job, Namespace: ns, Labels: map[string]string{ranktable.RingControllerLabel: "ascend-910b"}},

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -41,7 +42,7 @@ func claim(ns, name string, labels map[string]string) *corev1.PersistentVolumeCl
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *resourceOne()}},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1")}},
 		},
 	}
 }
@@ -87,7 +88,7 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "cache")
+	harness.CreateNamespace(ctx, t, c, "cache")
 
 	// The cluster's other objects, and a rank-table ConfigMap.
 	for _, o := range []client.Object{
@@ -111,7 +112,7 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
 				Env: []corev1.EnvVar{{Name: "BIG", Value: strings.Repeat("e", 500<<10)}}}}},
 		},
-		s3cfgSecret("cache", "s3", map[string]string{".s3cfg": s3cfgText}, nil),
+		harness.S3cfgSecret("cache", "s3", map[string]string{".s3cfg": harness.ExampleS3cfg}, nil),
 	} {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -155,8 +156,8 @@ func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitShim(ctx, t, c, "cache", "fresh", shim.ReasonPending)
-	waitShim(ctx, t, c, "cache", "legacy", shim.ReasonPending)
+	harness.WaitStorageShim(ctx, t, c, "cache", "fresh", shim.ReasonPending)
+	harness.WaitStorageShim(ctx, t, c, "cache", "legacy", shim.ReasonPending)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(legacyPVC), legacyPVC); err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestDataCubeDownload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "dc")
+	harness.CreateNamespace(ctx, t, c, "dc")
 
 	dc := &tensorstackv1beta1.DataCube{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "dc", Name: "s3-download"},
@@ -205,7 +205,7 @@ func TestDataCubeFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "dc")
+	harness.CreateNamespace(ctx, t, c, "dc")
 
 	dc := &tensorstackv1beta1.DataCube{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "dc", Name: "s3-upload"},
@@ -302,7 +302,7 @@ func TestDataCubeUnrunnable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "dc")
+	harness.CreateNamespace(ctx, t, c, "dc")
 	dc := &tensorstackv1beta1.DataCube{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "dc", Name: "bad-option"},
 		Spec: tensorstackv1beta1.DataCubeSpec{

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -299,7 +300,7 @@ func TestControllerPolicies(t *testing.T) {
 		return &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: corev1.PersistentVolumeSpec{
-				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: *resourceOne()},
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1")},
 				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 				PersistentVolumeSource:        corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "s3.csi.tensorstack.dev", VolumeHandle: name}},

@@ -48,7 +48,7 @@ func TestSelfSignedWebhookCert(t *testing.T) {
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	createNamespace(ctx, t, cp.Client, "accelstack-system")
+	harness.CreateNamespace(ctx, t, cp.Client, "accelstack-system")
 	dir := t.TempDir()
 	if _, err := manager.SelfSignedWebhookCert(ctx, cp.Client, dir, webhookDNS, manager.ConvertedCRDs); err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestWebhookCertTwoReplicas(t *testing.T) {
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	createNamespace(ctx, t, cp.Client, "accelstack-system")
+	harness.CreateNamespace(ctx, t, cp.Client, "accelstack-system")
 
 	addrA, probeA, stopA := runManager(t, cp)
 	addrB, _, _ := runManager(t, cp)

@@ -1,4 +1,4 @@
-package integration
+package storage
 
 import (
 	"context"
@@ -24,46 +24,6 @@ import (
 	"github.com/accelstack/accelstack/test/harness"
 )
 
-const s3cfgText = `[default]
-access_key = AKIAEXAMPLE
-secret_key = example-secret-key
-host_base = http://127.0.0.1:9000
-use_https = False
-`
-
-// s3cfgSecret is an S3-cfg Secret as the platform documents it.
-func s3cfgSecret(ns, name string, data map[string]string, labels map[string]string) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, StringData: data}
-}
-
-// waitShim waits until the shim's Ready condition has the wanted reason.
-func waitShim(ctx context.Context, t *testing.T, c client.Client, ns, name, wantReason string) *tensorstackv1beta2.StorageShim {
-	t.Helper()
-	got := &tensorstackv1beta2.StorageShim{}
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == tensorstackv1beta2.StorageShimReady && cond.Reason == wantReason {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("StorageShim %s/%s: Ready reason never became %q; status %+v: %v", ns, name, wantReason, got.Status, err)
-	}
-	return got
-}
-
-func createNamespace(ctx context.Context, t *testing.T, c client.Client, name string) {
-	t.Helper()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-}
-
 // TestStorageShimS3 creates an S3 StorageShim against the real apiserver
 // and kube-controller-manager and follows it to a bound PVC; a deleted PVC
 // comes back bound to the same PV; deleting the shim removes its PVC and PV
@@ -74,9 +34,9 @@ func TestStorageShimS3(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "demo")
+	harness.CreateNamespace(ctx, t, c, "demo")
 
-	if err := c.Create(ctx, s3cfgSecret("demo", "s3-secret-demo", map[string]string{".s3cfg": s3cfgText}, map[string]string{shim.ResourceLabelKey: "s3-cfg"})); err != nil {
+	if err := c.Create(ctx, harness.S3cfgSecret("demo", "s3-secret-demo", map[string]string{".s3cfg": harness.ExampleS3cfg}, map[string]string{shim.ResourceLabelKey: "s3-cfg"})); err != nil {
 		t.Fatal(err)
 	}
 	obj := &tensorstackv1beta2.StorageShim{
@@ -88,7 +48,7 @@ func TestStorageShimS3(t *testing.T) {
 	if err := c.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
-	got := waitShim(ctx, t, c, "demo", obj.Name, shim.ReasonBound)
+	got := harness.WaitStorageShim(ctx, t, c, "demo", obj.Name, shim.ReasonBound)
 	if got.Status.Phase != corev1.ClaimBound {
 		t.Errorf("status.phase = %q, want Bound", got.Status.Phase)
 	}
@@ -161,7 +121,7 @@ func TestStorageShimS3(t *testing.T) {
 		if rebound.UID != pv.UID || rebound.Spec.ClaimRef == nil || rebound.Spec.ClaimRef.UID != again.UID {
 			t.Errorf("PV uid %s (was %s), claimRef %+v; want the same PV claimed by the new PVC %s", rebound.UID, pv.UID, rebound.Spec.ClaimRef, again.UID)
 		}
-		got := waitShim(ctx, t, c, "demo", obj.Name, shim.ReasonBound)
+		got := harness.WaitStorageShim(ctx, t, c, "demo", obj.Name, shim.ReasonBound)
 		if got.Status.Phase != corev1.ClaimBound {
 			t.Errorf("status.phase = %q, want Bound", got.Status.Phase)
 		}
@@ -215,15 +175,15 @@ func TestStorageShimFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "fail")
+	harness.CreateNamespace(ctx, t, c, "fail")
 
 	for _, o := range []client.Object{
-		s3cfgSecret("fail", "no-key", map[string]string{"other": "x"}, nil),
-		s3cfgSecret("fail", "no-access-key", map[string]string{".s3cfg": "[default]\nsecret_key = s\nhost_base = http://h:1\n"}, nil),
-		s3cfgSecret("fail", "ceph-typed", map[string]string{".s3cfg": s3cfgText}, map[string]string{shim.ResourceLabelKey: "ceph-client"}),
-		s3cfgSecret("fail", "good", map[string]string{".s3cfg": s3cfgText}, nil),
-		s3cfgSecret("fail", "ceph-no-key", map[string]string{"userID": "admin"}, nil),
-		s3cfgSecret("fail", "ceph-good", map[string]string{"userID": "admin", "userKey": "AQDexample=="}, nil),
+		harness.S3cfgSecret("fail", "no-key", map[string]string{"other": "x"}, nil),
+		harness.S3cfgSecret("fail", "no-access-key", map[string]string{".s3cfg": "[default]\nsecret_key = s\nhost_base = http://h:1\n"}, nil),
+		harness.S3cfgSecret("fail", "ceph-typed", map[string]string{".s3cfg": harness.ExampleS3cfg}, map[string]string{shim.ResourceLabelKey: "ceph-client"}),
+		harness.S3cfgSecret("fail", "good", map[string]string{".s3cfg": harness.ExampleS3cfg}, nil),
+		harness.S3cfgSecret("fail", "ceph-no-key", map[string]string{"userID": "admin"}, nil),
+		harness.S3cfgSecret("fail", "ceph-good", map[string]string{"userID": "admin", "userKey": "AQDexample=="}, nil),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster-partial"}, Data: map[string]string{"driver": "cephfs.csi.ceph.com"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster"}, Data: map[string]string{"driver": "cephfs.csi.ceph.com", "clusterID": "c1", "fsName": "fs"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "cluster-other-driver"}, Data: map[string]string{"driver": "hostpath.csi.k8s.io", "clusterID": "c1", "fsName": "fs"}},
@@ -231,7 +191,7 @@ func TestStorageShimFailures(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "fail", Name: "taken"},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *resourceOne()}},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1")}},
 			},
 		},
 	} {
@@ -284,7 +244,7 @@ func TestStorageShimFailures(t *testing.T) {
 			if err := c.Create(ctx, tc.shim); err != nil {
 				t.Fatal(err)
 			}
-			got := waitShim(ctx, t, c, "fail", tc.shim.Name, tc.wantReason)
+			got := harness.WaitStorageShim(ctx, t, c, "fail", tc.shim.Name, tc.wantReason)
 			for _, cond := range got.Status.Conditions {
 				if cond.Type == tensorstackv1beta2.StorageShimReady && (cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, tc.wantMessage)) {
 					t.Errorf("Ready = %s %q, want False with message containing %q", cond.Status, cond.Message, tc.wantMessage)
@@ -307,13 +267,13 @@ func TestStorageShimFailures(t *testing.T) {
 		if err := c.Create(ctx, late); err != nil {
 			t.Fatal(err)
 		}
-		waitShim(ctx, t, c, "fail", late.Name, shim.ReasonSecretNotFound)
-		if err := c.Create(ctx, s3cfgSecret("fail", "late-secret", map[string]string{".s3cfg": s3cfgText}, nil)); err != nil {
+		harness.WaitStorageShim(ctx, t, c, "fail", late.Name, shim.ReasonSecretNotFound)
+		if err := c.Create(ctx, harness.S3cfgSecret("fail", "late-secret", map[string]string{".s3cfg": harness.ExampleS3cfg}, nil)); err != nil {
 			t.Fatal(err)
 		}
 		// No kube-controller-manager binds it: Pending means the PV and
 		// PVC were created.
-		waitShim(ctx, t, c, "fail", late.Name, shim.ReasonPending)
+		harness.WaitStorageShim(ctx, t, c, "fail", late.Name, shim.ReasonPending)
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "fail", Name: late.Name}, &corev1.PersistentVolumeClaim{}); err != nil {
 			t.Errorf("PVC of the shim: %v", err)
 		}
@@ -361,7 +321,7 @@ func TestStorageShimSeedManifests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "project")
+	harness.CreateNamespace(ctx, t, c, "project")
 
 	manifests := `apiVersion: v1
 kind: Secret
@@ -371,7 +331,7 @@ metadata:
     tensorstack.dev/resource: s3-cfg
 stringData:
   .s3cfg: |
-` + indent(s3cfgText, "    ") + `---
+` + indent(harness.ExampleS3cfg, "    ") + `---
 apiVersion: tensorstack.dev/v1beta1
 kind: StorageShim
 metadata:
@@ -437,7 +397,7 @@ spec:
 		t.Fatalf("kubectl create: %v\n%s", err, out)
 	}
 	for _, name := range []string{"storageshim-s3-demo", "dataset", "storageshim-cephfs-demo"} {
-		got := waitShim(ctx, t, c, "project", name, shim.ReasonBound)
+		got := harness.WaitStorageShim(ctx, t, c, "project", name, shim.ReasonBound)
 		if got.Status.Phase != corev1.ClaimBound {
 			t.Errorf("%s: phase %q, want Bound", name, got.Status.Phase)
 		}
@@ -483,5 +443,3 @@ func indent(s, prefix string) string {
 	}
 	return strings.Join(lines, "")
 }
-
-func resourceOne() *resource.Quantity { q := resource.MustParse("1"); return &q }

@@ -1,4 +1,4 @@
-package integration
+package storage
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestStorageShimHostileSecret(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "hostile")
+	harness.CreateNamespace(ctx, t, c, "hostile")
 
 	const base = "[default]\naccess_key = AK\nsecret_key = SK\nhost_base = http://s3.local:9000\n"
 	testCases := []struct {
@@ -60,7 +60,7 @@ func TestStorageShimHostileSecret(t *testing.T) {
 	for i, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
 			name := fmt.Sprintf("s%d", i)
-			secret := s3cfgSecret("hostile", name, tc.data, map[string]string{shim.ResourceLabelKey: "s3-cfg"})
+			secret := harness.S3cfgSecret("hostile", name, tc.data, map[string]string{shim.ResourceLabelKey: "s3-cfg"})
 			if err := c.Create(ctx, secret); err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestStorageShimHostileSecret(t *testing.T) {
 			if err := c.Create(ctx, obj); err != nil {
 				t.Fatal(err)
 			}
-			got := waitShim(ctx, t, c, "hostile", name, shim.ReasonSecretInvalid)
+			got := harness.WaitStorageShim(ctx, t, c, "hostile", name, shim.ReasonSecretInvalid)
 			for _, cond := range got.Status.Conditions {
 				if cond.Type != tensorstackv1beta2.StorageShimReady {
 					continue

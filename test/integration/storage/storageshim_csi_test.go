@@ -1,4 +1,4 @@
-package integration
+package storage
 
 import (
 	"context"
@@ -29,12 +29,12 @@ func TestStorageShimMountedByCSI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := cp.Client
-	createNamespace(ctx, t, c, "shim")
+	harness.CreateNamespace(ctx, t, c, "shim")
 	srv := harness.StartS3(t)
 	s3c := makeBucket(t, srv, "datasets")
 	csiClient := newCSIClient(t)
 
-	secret := s3cfgSecret("shim", "s3cfg", s3cfgSecrets(srv), map[string]string{shim.ResourceLabelKey: "s3-cfg"})
+	secret := harness.S3cfgSecret("shim", "s3cfg", s3cfgSecrets(srv), map[string]string{shim.ResourceLabelKey: "s3-cfg"})
 	if err := c.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestStorageShimMountedByCSI(t *testing.T) {
 			if err := c.Create(ctx, obj); err != nil {
 				t.Fatal(err)
 			}
-			waitShim(ctx, t, c, "shim", tc.name, shim.ReasonBound)
+			harness.WaitStorageShim(ctx, t, c, "shim", tc.name, shim.ReasonBound)
 			pvc := &corev1.PersistentVolumeClaim{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), pvc); err != nil {
 				t.Fatal(err)
