@@ -188,7 +188,10 @@ demo: envtest-assets tools ## Local cluster, accelstack from deploy/, the exampl
 .PHONY: test-e2e
 test-e2e: envtest-assets tools ## End-to-end tests on a local cluster of their own (a running one is stopped first).
 	$(CLUSTER) down
-	go test -tags e2e -count=1 -vet=off -p 1 -v -timeout 45m ./test/cluster/... ./test/e2e/...
+# -parallel 4: the tests that call t.Parallel mostly wait (idle windows,
+# cron schedules, pods starting) with the cores idle; four at a time
+# overlap the waits.
+	go test -tags e2e -count=1 -vet=off -p 1 -parallel 4 -v -timeout 45m ./test/cluster/... ./test/e2e/...
 
 ##@ Tools
 
