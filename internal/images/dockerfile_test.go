@@ -106,9 +106,16 @@ type makefile struct {
 	kubeStamps map[string]string
 	// tools maps a Go tool's name to its module and version variable.
 	tools map[string][2]string
+	// moduleTools holds the Go tools built from a pinning module of
+	// hack/tools (go -C hack/tools/<name> build).
+	moduleTools map[string]bool
 	// vars holds the NAME ?= value defaults.
 	vars map[string]string
 }
+
+// moduleToolBuild matches a build of a tool from its pinning module in
+// hack/tools, in the Makefile or a Dockerfile.
+var moduleToolBuild = regexp.MustCompile(`go -C hack/tools/(\w+) build`)
 
 func readMakefile(t *testing.T, root string) makefile {
 	t.Helper()
@@ -116,7 +123,7 @@ func readMakefile(t *testing.T, root string) makefile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := makefile{versionVars: map[string]string{}, kubeStamps: map[string]string{}, tools: map[string][2]string{}, vars: map[string]string{}}
+	m := makefile{versionVars: map[string]string{}, kubeStamps: map[string]string{}, tools: map[string][2]string{}, moduleTools: map[string]bool{}, vars: map[string]string{}}
 	for _, v := range regexp.MustCompile(`-X \$\(MODULE\)/pkg/version\.(\w+)=\$\((\w+)\)`).FindAllStringSubmatch(string(b), -1) {
 		m.versionVars[v[1]] = v[2]
 	}
@@ -125,6 +132,9 @@ func readMakefile(t *testing.T, root string) makefile {
 	}
 	for _, v := range regexp.MustCompile(`\$\(call go-install-tool,\$@,(\S+?),\$\((\w+)\),(\S+?)\)`).FindAllStringSubmatch(string(b), -1) {
 		m.tools[v[3]] = [2]string{v[1], v[2]}
+	}
+	for _, v := range moduleToolBuild.FindAllStringSubmatch(string(b), -1) {
+		m.moduleTools[v[1]] = true
 	}
 	for _, v := range regexp.MustCompile(`(?m)^(\w+)\s*\?=\s*(\S+)\s*$`).FindAllStringSubmatch(string(b), -1) {
 		m.vars[v[1]] = v[2]
@@ -269,6 +279,9 @@ func TestDockerfiles(t *testing.T) {
 				if m := regexp.MustCompile(`go install (\S+)`).FindStringSubmatch(c); m != nil {
 					installed = append(installed, m[1])
 				}
+				if m := moduleToolBuild.FindStringSubmatch(c); m != nil {
+					installed = append(installed, "hack/tools/"+m[1])
+				}
 			}
 			if len(built) != 1 || !builds(built[0]) {
 				errorf("builds %q, want one %s", built, wantBuild)
@@ -286,13 +299,17 @@ func TestDockerfiles(t *testing.T) {
 			}
 			var wantTools []string
 			for _, tool := range d.Tools() {
+				if mk.moduleTools[tool] {
+					wantTools = append(wantTools, "hack/tools/"+tool)
+					continue
+				}
 				mt, ok := mk.tools[tool]
 				if !ok {
 					t.Fatalf("the Makefile installs no Go tool %s", tool)
 				}
 				wantTools = append(wantTools, mt[0]+"@"+mk.vars[mt[1]])
 			}
-			if diff := setDiff("go install", installed, wantTools); diff != "" {
+			if diff := setDiff("go install or go -C hack/tools/<tool> build", installed, wantTools); diff != "" {
 				errorf("%s", diff)
 			}
 
