@@ -63,7 +63,7 @@ KWOK              := $(LOCALBIN)/kwok-$(KWOK_VERSION)
 GO_TEST_FLAGS ?= -race -count=1 -vet=off
 # Per-package timeouts (go test -timeout bounds each package's test binary):
 # unit packages run in seconds; the integration package starts real control
-# planes, FUSE mounts and S3 outages; its root package took 24 minutes
+# planes, FUSE mounts and S3 outages; its root package took 14 minutes
 # beside the others on two loaded cores.
 UNIT_TEST_TIMEOUT        ?= 10m
 INTEGRATION_TEST_TIMEOUT ?= 40m
@@ -211,6 +211,7 @@ $(GOLANGCI_LINT):
 $(VERSITYGW):
 	$(call go-install-tool,$@,github.com/versity/versitygw/cmd/versitygw,$(VERSITYGW_VERSION),versitygw)
 $(RCLONE):
+	@test -n "$(RCLONE_VERSION)" || { echo "no github.com/rclone/rclone requirement in hack/tools/rclone/go.mod"; exit 1; }
 	@set -e; echo "building rclone $(RCLONE_VERSION) (hack/tools/rclone)"; mkdir -p $(LOCALBIN); \
 		go -C hack/tools/rclone build -trimpath -ldflags "-s -w -X github.com/rclone/rclone/fs.Version=$(RCLONE_VERSION)" -o $@ .; \
 		ln -sf $$(basename $@) $(LOCALBIN)/rclone
