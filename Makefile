@@ -59,7 +59,8 @@ SCHEDULER_PLUGINS := $(LOCALBIN)/scheduler-plugins-$(SCHEDULER_PLUGINS_VERSION)
 KWOK              := $(LOCALBIN)/kwok-$(KWOK_VERSION)
 
 # -vet=off: go test would run a subset of go vet's analyzers on every
-# package again; make test runs lint first, whose govet runs them all.
+# package again; make test runs lint beside the tests, whose govet runs
+# them all.
 GO_TEST_FLAGS ?= -race -count=1 -vet=off
 # Per-package timeouts (go test -timeout bounds each package's test binary):
 # unit packages run in seconds; the integration package starts real control
@@ -70,6 +71,13 @@ INTEGRATION_TEST_TIMEOUT ?= 40m
 # The two longest packages first: go test starts packages in the order
 # given (each once), so they run beside the rest instead of after it.
 INTEGRATION_PKGS         := ./test/integration ./test/integration/storage ./test/integration/...
+# How many test binaries run at once (go test -p) and how many tests of a
+# package that call t.Parallel (-parallel). The integration tests mostly
+# wait on control planes, mounts and timeouts, so four packages at a time
+# overlap those waits on two cores; the unit packages are mostly linking,
+# two at a time beside them.
+INTEGRATION_TEST_P       ?= 4
+UNIT_TEST_P              ?= 2
 
 # go-nvml's header marks functions deprecated that the bindings still wrap;
 # silence the C compiler about them so real warnings stand out.
@@ -146,16 +154,20 @@ verify: generate manifests fmt ## Regenerate everything, then fail if the tree c
 ##@ Tests
 
 .PHONY: test
-test: lint envtest-assets tools test-go ## Everything CI runs: lint, unit and real-part tests.
+test: envtest-assets tools ## Everything CI runs: lint, unit and real-part tests (lint beside the tests).
+	@$(MAKE) --no-print-directory lint & lint=$$!; \
+	$(MAKE) --no-print-directory test-go; tests=$$?; \
+	wait $$lint; lint=$$?; \
+	if [ $$lint -ne 0 ] || [ $$tests -ne 0 ]; then echo "lint: exit $$lint; tests: exit $$tests"; exit 1; fi
 
 .PHONY: test-go
 test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module's too, and integration against real parts from the cache).
 	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE); \
 	units=$$(go list ./... | grep -v '/test/integration'); \
-	echo "go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
-	go test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
-	echo "go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
-	go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
+	echo "go test $(GO_TEST_FLAGS) -p $(INTEGRATION_TEST_P) -parallel $(INTEGRATION_TEST_P) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
+	go test $(GO_TEST_FLAGS) -p $(INTEGRATION_TEST_P) -parallel $(INTEGRATION_TEST_P) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
+	echo "go test $(GO_TEST_FLAGS) -p $(UNIT_TEST_P) -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
+	go test $(GO_TEST_FLAGS) -p $(UNIT_TEST_P) -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
 	echo "go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./..."; \
 	go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./...; scheduler=$$?; \
 	echo "go test -count=1 -run '^TestProxyAllocations$$' ./pkg/serving/router/ (its bytes bound holds without -race only)"; \
@@ -230,7 +242,6 @@ $(SCHEDULER_PLUGINS):
 	$(call go-build-module-tool,$@,sigs.k8s.io/scheduler-plugins,$(SCHEDULER_PLUGINS_VERSION),./cmd/scheduler,scheduler-plugins)
 $(KWOK):
 	$(call go-build-module-tool,$@,sigs.k8s.io/kwok,$(KWOK_VERSION),./cmd/kwok,kwok)
-
 # go-install-tool installs package $(2) at version $(3), whose binary is
 # named $(4), as the file $(1), and points the link $(LOCALBIN)/$(5) (what
 # the test harness runs; $(4) if not given) at it. The version is in the file

@@ -3,7 +3,8 @@
 // Package e2e tests accelstack end to end on the local single-node cluster
 // of package test/cluster: the real kubelet, containerd and control plane,
 // accelstack installed from its manifests, only the accelerators
-// simulated. TestMain brings the cluster up, installs accelstack, runs the
+// simulated. TestMain brings the cluster up, checks that a second up is a
+// no-op, crashes it and brings it up again, installs accelstack, runs the
 // tests (then the demo, when ACCELSTACK_E2E_DEMO is set), brings the
 // cluster down and fails if the host is not left as it was found. Run it
 // with `make test-e2e` (root, a few minutes).
@@ -66,13 +67,16 @@ func run(m *testing.M) int {
 	}
 	mem := cluster.SampleMemory(time.Second)
 	code := func() int {
-		start := time.Now()
-		if err := clus.Up(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: cluster up:", err)
+		// Up, a second up (a no-op), a crash of every cluster process and
+		// the up that cleans up after it: the tests run on a cluster that
+		// recovered from a crash, and Down below must still leave the host
+		// as the first up found it.
+		up, recovered, err := clus.UpThroughCrash(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: e2e: cluster up through a crash:", err)
 			return 1
 		}
-		up := time.Since(start)
-		start = time.Now()
+		start := time.Now()
 		if err := clus.Install(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: installing accelstack:", err)
 			return 1
@@ -84,7 +88,8 @@ func run(m *testing.M) int {
 		}
 		start = time.Now()
 		code := m.Run()
-		fmt.Printf("e2e timings: cluster up %s, install %s, tests %s\n", round(up), round(install), round(time.Since(start)))
+		fmt.Printf("e2e timings: cluster up %s, up after a crash %s, install %s, tests %s\n",
+			round(up), round(recovered), round(install), round(time.Since(start)))
 		if code == 0 && os.Getenv(demoEnv) != "" {
 			start = time.Now()
 			if err := demo.Run(ctx, clus, os.Stdout); err != nil {

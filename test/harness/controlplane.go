@@ -96,17 +96,11 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
 	scheme, err := manager.NewScheme()
 	if err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crds")},
-		ErrorIfCRDPathMissing: true,
 		// envtest waits 10 s by default for the CRDs to be served, too
 		// short for all of deploy/crds while other packages' control
 		// planes start beside this one on two cores.
@@ -114,8 +108,10 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		BinaryAssetsDirectory: assets,
 		Scheme:                scheme,
 	}
-	if applyOptions(opts).withoutCRDs {
-		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = nil, false
+	if !applyOptions(opts).withoutCRDs {
+		if env.CRDs, err = CRDs(); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {

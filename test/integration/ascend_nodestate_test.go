@@ -23,6 +23,7 @@ import (
 // follows faults and recoveries with a valid checksum, and the node gets
 // servertype while the admin's accelerator-type and host-arch stay.
 func TestAscendNodeState(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -68,6 +68,7 @@ func deniedByPolicy(err error) bool {
 // elsewhere: other nodes' pods, pod specs and labels, other ConfigMaps,
 // other nodes, node specs.
 func TestNodePolicies(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
 	applyDeploy(t, cp, "namespace.yaml", "daemonsets/ascend-device-plugin.yaml", "daemonsets/node-agent.yaml", "daemonsets/node-policies.yaml")
 	admin, err := kubernetes.NewForConfig(cp.Config)

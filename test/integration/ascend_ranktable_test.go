@@ -80,6 +80,7 @@ func rankTable(ctx context.Context, t *testing.T, c client.Client, ns, job strin
 // order and left alone afterwards. A malformed annotation gives an event on
 // its pod and leaves the table initializing.
 func TestAscendRankTable(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	cp.StartControllers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -162,6 +163,7 @@ func TestAscendRankTable(t *testing.T) {
 // owner (an AscendJob) and reads an unlabelled ConfigMap created after the
 // pods were allocated.
 func TestAscendRankTableOwner(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	cp.StartControllers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

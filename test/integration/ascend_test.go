@@ -21,6 +21,7 @@ import (
 // Allocate, a fault injected through the control socket turning a chip
 // Unhealthy, and its recovery.
 func TestAscendDevicePluginBinary(t *testing.T) {
+	t.Parallel()
 	bin := buildDevicePlugin(t)
 	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(filepath.Join(dir, "plugins"))

@@ -95,6 +95,7 @@ func volcanoPod(name, chips, predicateTime string) *corev1.Pod {
 // rank-table entry; bad annotations and missing pods are refused with
 // nothing written.
 func TestAscendVolcanoMode(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {

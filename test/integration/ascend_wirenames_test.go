@@ -13,6 +13,7 @@ import (
 // literals: renaming a constant breaks compatibility with them even though
 // every test using the constant still passes.
 func TestMindXWireNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ what, got, want string }{
 		{"device-info ConfigMap namespace", nodestate.Namespace, "kube-system"},
 		{"device-info ConfigMap prefix", nodestate.ConfigMapPrefix, "mindx-dl-deviceinfo-"},

@@ -17,6 +17,7 @@ import (
 // kube-scheduler, has kube-scheduler's command line: its --version prints
 // the Kubernetes version it is stamped with, and a bad flag exits 1.
 func TestBinariesCommandLine(t *testing.T) {
+	t.Parallel()
 	root, err := harness.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

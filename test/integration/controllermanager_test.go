@@ -20,6 +20,7 @@ import (
 // it binds a PVC to a pre-bound static PV (as StorageShim does) and garbage
 // collects an owned object when its owner goes.
 func TestControllerManager(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithControllerManager())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -84,6 +84,7 @@ func cachedNames(ctx context.Context, t *testing.T, cache client.Reader, list cl
 // were labelled is adopted (labelled); and that an unlabelled Job in the way
 // of a DataCube is still seen as a conflict.
 func TestManagerCachesOnlyOwnedObjects(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

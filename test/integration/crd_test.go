@@ -22,6 +22,7 @@ import (
 // TestCRDsRoundTrip installs the CRDs into a real kube-apiserver and creates
 // and reads back an object of each API group, checking the schema defaults.
 func TestCRDsRoundTrip(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -123,6 +124,7 @@ func TestCRDsRoundTrip(t *testing.T) {
 // TestCRDValidation checks that invalid objects are refused by the schema
 // with a message that names the field.
 func TestCRDValidation(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

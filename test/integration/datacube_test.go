@@ -99,6 +99,7 @@ func setPodPhase(ctx context.Context, t *testing.T, c client.Client, pod *corev1
 // template through the real Job controller: Job and env contract, then
 // Initialized, Running, Complete and the executor's progress.
 func TestDataCubeDownload(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithControllerManager())
 	cp.StartControllers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -200,6 +201,7 @@ func TestDataCubeDownload(t *testing.T) {
 // TestDataCubeFailure checks that an attempt that fails with no retries left
 // fails the DataCube, and that an upload mounts its PVC read-only.
 func TestDataCubeFailure(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithControllerManager())
 	cp.StartControllers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -235,6 +237,7 @@ func TestDataCubeFailure(t *testing.T) {
 
 // TestDataCubeValidation checks the schema refuses specs it cannot run.
 func TestDataCubeValidation(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -297,6 +300,7 @@ func TestDataCubeValidation(t *testing.T) {
 // API server refuses as a Job fails with InvalidSpec, in its status and a
 // Warning event, instead of being retried without a word.
 func TestDataCubeUnrunnable(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	cp.StartControllers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -38,6 +38,7 @@ import (
 // TestDeployManifestsApply applies deploy/ with the real kubectl into the
 // real apiserver, as an admin would, and checks the workloads were created.
 func TestDeployManifestsApply(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
 	root, err := harness.RepoRoot()
 	if err != nil {
@@ -118,6 +119,7 @@ func decodeYAML(t *testing.T, name string, b []byte) []*unstructured.Unstructure
 // TestNoClusterRoleGrantsLeases: leader-election leases are granted only
 // in a namespace, so no component can take over another's lease.
 func TestNoClusterRoleGrantsLeases(t *testing.T) {
+	t.Parallel()
 	roles := 0
 	for _, o := range deployObjects(t) {
 		if o.GetKind() != "ClusterRole" {
@@ -143,6 +145,7 @@ func TestNoClusterRoleGrantsLeases(t *testing.T) {
 // nvidia-volume-mounts component, as an admin's overlay would, and checks
 // that it sets the volume-mounts device list while the default stays envvar.
 func TestNVIDIAVolumeMountsComponent(t *testing.T) {
+	t.Parallel()
 	assets, err := harness.KubeAssets()
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +201,7 @@ func TestNVIDIAVolumeMountsComponent(t *testing.T) {
 // they may write only rank-table ConfigMaps, only StorageShim PVs, and only
 // their own webhook certificate Secret among the Secrets of their namespace.
 func TestControllerPolicies(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
 	applyDeploy(t, cp, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/policies.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -99,6 +99,7 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 // the fake kubelet: advertising, XID injection through the control socket,
 // SIGHUP reload of a changed config file, and socket removal on SIGTERM.
 func TestDevicePluginBinary(t *testing.T) {
+	t.Parallel()
 	bin := buildDevicePlugin(t)
 	dir := testutil.ShortDir(t)
 	k, err := kubelet.Start(filepath.Join(dir, "plugins"))
@@ -235,6 +236,7 @@ func TestDevicePluginBinary(t *testing.T) {
 
 // TestDevicePluginInitErrors covers nodes without NVML and invalid input.
 func TestDevicePluginInitErrors(t *testing.T) {
+	t.Parallel()
 	bin := buildDevicePlugin(t)
 	dir := testutil.ShortDir(t)
 	bad := filepath.Join(dir, "bad.yaml")

@@ -20,6 +20,7 @@ import (
 // plugin config file under it: the GFD labels appear, follow the config,
 // stale ones are removed, and labels of other managers stay untouched.
 func TestNodeAgentLabels(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx := context.Background()
 	const nodeName = "gpu-node-1"

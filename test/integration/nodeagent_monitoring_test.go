@@ -44,6 +44,7 @@ func monitoringDir(t *testing.T) string {
 // they hold the same groups, that every alert the seed lists is there,
 // and runs the rule unit tests in alerts_test.yaml.
 func TestAlertRules(t *testing.T) {
+	t.Parallel()
 	tool := promtool(t)
 	dir := monitoringDir(t)
 	plain := filepath.Join(dir, "alerts.rules.yaml")
@@ -136,6 +137,7 @@ func compatLint(line string) bool {
 // the agent (simulated MIG-mixed DGX A100); the only findings allowed are
 // the dcgm-exporter compatibility names.
 func TestNodeAgentMetricsLint(t *testing.T) {
+	t.Parallel()
 	tool := promtool(t)
 	base, _ := startNodeAgent(t, "--backend=simulated", "--simulate=dgxa100-mig-mixed", "--collect-interval=200ms", "--pod-resources-socket=")
 	var body []byte

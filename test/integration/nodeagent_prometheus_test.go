@@ -57,6 +57,7 @@ func labelOf(line, name string) string {
 // Prometheus and finds the GPU series with the pods' labels through
 // Prometheus's HTTP API: a whole GPU, and a GPU shared by two pods.
 func TestNodeAgentPrometheus(t *testing.T) {
+	t.Parallel()
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") != "" {

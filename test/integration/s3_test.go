@@ -15,6 +15,7 @@ import (
 // TestS3PutGet puts and gets an object through the real S3 server and
 // through the in-process fake, so both stay usable for later tests.
 func TestS3PutGet(t *testing.T) {
+	t.Parallel()
 	testCases := []struct {
 		name  string
 		start func(testing.TB) *harness.S3Server

@@ -34,6 +34,7 @@ const controllersUser = "system:serviceaccount:accelstack-system:controllers"
 // ServiceAccountToken is created only in a Project namespace, by someone
 // holding the rights its token gets, and its token cannot create another.
 func TestTenancyPolicies(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	applyDeploy(t, cp, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/project-roles.yaml", "controllers/tenancy-policies.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -45,6 +45,7 @@ func crdCAPool(ctx context.Context, t *testing.T, c client.Client) (*x509.CertPo
 // issue themselves verifies against the CA they inject into the CRD, for the
 // webhook Service's name, and that the key is private to its owner.
 func TestSelfSignedWebhookCert(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -142,6 +143,7 @@ func servedLeaf(ctx context.Context, t *testing.T, addr string) *x509.Certificat
 // two replicas: both serve certificates that the CA injected into the CRD
 // verifies, and a restarted replica keeps that CA.
 func TestWebhookCertTwoReplicas(t *testing.T) {
+	t.Parallel()
 	cp := harness.StartControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -1,0 +1,41 @@
+package harness
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// projectCRDs reads deploy/crds once per process: the 30 CRDs are 11 MB of
+// YAML, whose decoding took about 10 s of CPU at every control plane start
+// of a race-enabled test binary.
+var projectCRDs = sync.OnceValues(func() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	opts := envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "deploy", "crds")}, ErrorIfPathMissing: true}
+	if err := envtest.ReadCRDFiles(&opts); err != nil {
+		return nil, fmt.Errorf("reading deploy/crds: %w", err)
+	}
+	if len(opts.CRDs) == 0 {
+		return nil, fmt.Errorf("no CRD in %s", opts.Paths[0])
+	}
+	return opts.CRDs, nil
+})
+
+// CRDs returns a copy of the CRDs of deploy/crds, ready to install.
+func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	crds, err := projectCRDs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
+	for i, crd := range crds {
+		out[i] = crd.DeepCopy()
+	}
+	return out, nil
+}
