@@ -60,8 +60,15 @@ KWOK              := $(LOCALBIN)/kwok-$(KWOK_VERSION)
 
 # -vet=off: go test would run a subset of go vet's analyzers on every
 # package again; make test runs lint beside the tests, whose govet runs
-# them all.
-GO_TEST_FLAGS ?= -race -count=1 -vet=off
+# them all. The unit packages use go test's result cache: a package whose
+# test binary, and the files and environment variables its tests read,
+# are those of its last passing run is reported "(cached)" instead of
+# being linked and run again (GO_TEST_FLAGS="-race -vet=off -trimpath
+# -count=1" runs them all); -trimpath keeps the cache's keys the same in
+# every clone of the tree. The integration packages always run (-count=1):
+# they start control planes, mounts and binaries the cache cannot see.
+GO_TEST_FLAGS ?= -race -vet=off -trimpath
+INTEGRATION_TEST_FLAGS := -count=1
 # Per-package timeouts (go test -timeout bounds each package's test binary):
 # unit packages run in seconds; the integration package starts real control
 # planes, FUSE mounts and S3 outages; its root package took 14 minutes
@@ -71,13 +78,6 @@ INTEGRATION_TEST_TIMEOUT ?= 40m
 # The two longest packages first: go test starts packages in the order
 # given (each once), so they run beside the rest instead of after it.
 INTEGRATION_PKGS         := ./test/integration ./test/integration/storage ./test/integration/...
-# How many test binaries run at once (go test -p) and how many tests of a
-# package that call t.Parallel (-parallel). The integration tests mostly
-# wait on control planes, mounts and timeouts, so four packages at a time
-# overlap those waits on two cores; the unit packages are mostly linking,
-# two at a time beside them.
-INTEGRATION_TEST_P       ?= 4
-UNIT_TEST_P              ?= 2
 
 # go-nvml's header marks functions deprecated that the bindings still wrap;
 # silence the C compiler about them so real warnings stand out.
@@ -164,14 +164,14 @@ test: envtest-assets tools ## Everything CI runs: lint, unit and real-part tests
 test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module's too, and integration against real parts from the cache).
 	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE); \
 	units=$$(go list ./... | grep -v '/test/integration'); \
-	echo "go test $(GO_TEST_FLAGS) -p $(INTEGRATION_TEST_P) -parallel $(INTEGRATION_TEST_P) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
-	go test $(GO_TEST_FLAGS) -p $(INTEGRATION_TEST_P) -parallel $(INTEGRATION_TEST_P) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
-	echo "go test $(GO_TEST_FLAGS) -p $(UNIT_TEST_P) -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
-	go test $(GO_TEST_FLAGS) -p $(UNIT_TEST_P) -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
+	echo "go test $(GO_TEST_FLAGS) $(INTEGRATION_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
+	go test $(GO_TEST_FLAGS) $(INTEGRATION_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
+	echo "go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
+	go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
 	echo "go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./..."; \
 	go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./...; scheduler=$$?; \
-	echo "go test -count=1 -run '^TestProxyAllocations$$' ./pkg/serving/router/ (its bytes bound holds without -race only)"; \
-	go test -count=1 -run '^TestProxyAllocations$$' ./pkg/serving/router/; norace=$$?; \
+	echo "go test -run '^TestProxyAllocations$$' ./pkg/serving/router/ (its bytes bound holds without -race only)"; \
+	go test -run '^TestProxyAllocations$$' ./pkg/serving/router/; norace=$$?; \
 	wait $$integration; integ=$$?; \
 	if [ $$unit -ne 0 ] || [ $$scheduler -ne 0 ] || [ $$norace -ne 0 ] || [ $$integ -ne 0 ]; then \
 		echo "unit packages: exit $$unit; scheduler module: exit $$scheduler; router without -race: exit $$norace; integration: exit $$integ"; exit 1; fi

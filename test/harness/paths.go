@@ -10,13 +10,23 @@ import (
 	"strings"
 )
 
-// RepoRoot returns the root of the accelstack checkout.
+// RepoRoot returns the root of the accelstack checkout: the first
+// directory with accelstack's go.mod above this source file or, in a
+// binary built with -trimpath (whose file names are module paths), above
+// the working directory (go test runs a test in its package's directory).
 func RepoRoot() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		return "", errors.New("locating the harness source file")
 	}
 	dir := filepath.Dir(file)
+	if !filepath.IsAbs(dir) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("locating the checkout: %w", err)
+		}
+		dir = wd
+	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), "module github.com/accelstack/accelstack\n") {
@@ -25,7 +35,7 @@ func RepoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no accelstack go.mod above the harness package")
+			return "", errors.New("no accelstack go.mod above the harness package or the working directory")
 		}
 		dir = parent
 	}
