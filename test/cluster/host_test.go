@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,21 @@ func TestForeignTestsFindsThisProcessNot(t *testing.T) {
 	// itself as foreign, or a cluster it started would be hidden.
 	if foreignTests()[os.Getpid()] {
 		t.Fatal("the running test binary counts itself as foreign")
+	}
+}
+
+func TestIsTestTempMount(t *testing.T) {
+	tmp := os.TempDir()
+	for path, want := range map[string]bool{
+		filepath.Join(tmp, "TestCSIReadOnlyrclone739827807", "002", "staging-1"): true,
+		filepath.Join(tmp, "accelstack-e2e"):                                     false,
+		"/var/lib/kubelet/pods/x/volumes/kubernetes.io~csi/pv/mount":             false,
+		"/tmp2/TestX":                    false,
+		filepath.Join(tmp, "..", "Test"): false,
+		"/":                              false,
+	} {
+		if got := isTestTempMount(path); got != want {
+			t.Errorf("isTestTempMount(%q) = %v, want %v", path, got, want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -24,6 +25,14 @@ import (
 // crdInstallTimeout bounds the wait for the CRDs of deploy/crds to be
 // served.
 const crdInstallTimeout = 2 * time.Minute
+
+// controlPlaneStartTimeout bounds the start of etcd and of kube-apiserver
+// each (envtest's default is 20 s); controlPlaneStartAttempts is how many
+// control planes NewControlPlane starts before it gives up.
+const (
+	controlPlaneStartTimeout  = 2 * time.Minute
+	controlPlaneStartAttempts = 3
+)
 
 // ControlPlane is a real etcd and kube-apiserver with the project's CRDs
 // installed, and optionally a real kube-controller-manager.
@@ -100,22 +109,38 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &envtest.Environment{
-		// envtest waits 10 s by default for the CRDs to be served, too
-		// short for all of deploy/crds while other packages' control
-		// planes start beside this one on two cores.
-		CRDInstallOptions:     envtest.CRDInstallOptions{MaxTime: crdInstallTimeout},
-		BinaryAssetsDirectory: assets,
-		Scheme:                scheme,
-	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
 	if !applyOptions(opts).withoutCRDs {
-		if env.CRDs, err = CRDs(); err != nil {
+		if crds, err = CRDs(); err != nil {
 			return nil, err
 		}
 	}
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, fmt.Errorf("starting envtest with assets %s: %w", assets, err)
+	var (
+		env *envtest.Environment
+		cfg *rest.Config
+	)
+	for attempt := 1; ; attempt++ {
+		env = &envtest.Environment{
+			CRDs: crds,
+			// envtest waits 10 s by default for the CRDs to be served,
+			// too short for all of deploy/crds while other packages'
+			// control planes start beside this one on two cores.
+			CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: crdInstallTimeout},
+			ControlPlaneStartTimeout: controlPlaneStartTimeout,
+			BinaryAssetsDirectory:    assets,
+			Scheme:                   scheme,
+		}
+		if cfg, err = env.Start(); err == nil {
+			break
+		}
+		err = fmt.Errorf("starting envtest with assets %s: %w", assets, errors.Join(err, env.Stop()))
+		// envtest gives the new API server a fixed 5 s to serve the
+		// default namespace, which a loaded machine can miss: that
+		// start, not the test, failed.
+		if attempt == controlPlaneStartAttempts {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "harness: control plane start %d of %d failed, starting a new one: %v\n", attempt, controlPlaneStartAttempts, err)
 	}
 	cp := &ControlPlane{Env: env, Config: cfg, Scheme: scheme}
 	if cp.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
