@@ -46,6 +46,7 @@ KUBE_ROUTER_VERSION     ?= v2.1.0
 TRAINING_OPERATOR_VERSION ?= v1.9.3
 SCHEDULER_PLUGINS_VERSION ?= v0.33.5
 KWOK_VERSION              ?= v0.7.0
+OAUTH2_PROXY_VERSION      ?= v7.15.6
 
 CONTROLLER_GEN  := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT   := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
@@ -57,6 +58,7 @@ KUBE_ROUTER     := $(LOCALBIN)/kube-router-$(KUBE_ROUTER_VERSION)
 TRAINING_OPERATOR := $(LOCALBIN)/training-operator-$(TRAINING_OPERATOR_VERSION)
 SCHEDULER_PLUGINS := $(LOCALBIN)/scheduler-plugins-$(SCHEDULER_PLUGINS_VERSION)
 KWOK              := $(LOCALBIN)/kwok-$(KWOK_VERSION)
+OAUTH2_PROXY      := $(LOCALBIN)/oauth2-proxy-$(OAUTH2_PROXY_VERSION)
 
 # -vet=off: go test would run a subset of go vet's analyzers on every
 # package again; make test runs lint beside the tests, whose govet runs
@@ -180,7 +182,7 @@ test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module'
 bench: envtest-assets tools bench-tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
 		ACCELSTACK_TRAINING_OPERATOR=$(TRAINING_OPERATOR) ACCELSTACK_SCHEDULER_PLUGINS=$(SCHEDULER_PLUGINS) \
-		ACCELSTACK_KWOK=$(KWOK) \
+		ACCELSTACK_KWOK=$(KWOK) ACCELSTACK_OAUTH2_PROXY=$(OAUTH2_PROXY) \
 		go run ./hack/benchdoc -doc docs/benchmarks.md -bench-dir test/bench
 
 ##@ Local cluster
@@ -234,7 +236,7 @@ $(KUBE_ROUTER):
 	$(call go-install-tool,$@,github.com/cloudnativelabs/kube-router/v2/cmd/kube-router,$(KUBE_ROUTER_VERSION),kube-router)
 
 .PHONY: bench-tools
-bench-tools: $(TRAINING_OPERATOR) $(SCHEDULER_PLUGINS) $(KWOK) ## Install what the benchmarks compare against and run on: the Kubeflow training operator, scheduler-plugins (coscheduling), kwok (fake nodes).
+bench-tools: $(TRAINING_OPERATOR) $(SCHEDULER_PLUGINS) $(KWOK) $(OAUTH2_PROXY) ## Install what the benchmarks compare against and run on: the Kubeflow training operator, scheduler-plugins (coscheduling), kwok (fake nodes), oauth2-proxy.
 
 $(TRAINING_OPERATOR):
 	$(call go-install-tool,$@,github.com/kubeflow/training-operator/cmd/training-operator.v1,$(TRAINING_OPERATOR_VERSION),training-operator.v1,training-operator)
@@ -242,6 +244,9 @@ $(SCHEDULER_PLUGINS):
 	$(call go-build-module-tool,$@,sigs.k8s.io/scheduler-plugins,$(SCHEDULER_PLUGINS_VERSION),./cmd/scheduler,scheduler-plugins)
 $(KWOK):
 	$(call go-build-module-tool,$@,sigs.k8s.io/kwok,$(KWOK_VERSION),./cmd/kwok,kwok)
+$(OAUTH2_PROXY):
+	$(call go-install-tool,$@,github.com/oauth2-proxy/oauth2-proxy/v7,$(OAUTH2_PROXY_VERSION),oauth2-proxy)
+
 # go-install-tool installs package $(2) at version $(3), whose binary is
 # named $(4), as the file $(1), and points the link $(LOCALBIN)/$(5) (what
 # the test harness runs; $(4) if not given) at it. The version is in the file
