@@ -58,10 +58,13 @@ type target struct {
 // Handler returns the gateway's handler.
 func (g *Gateway) Handler() http.Handler {
 	g.proxy = &httputil.ReverseProxy{
-		Rewrite:       rewrite,
-		Transport:     g.Transport,
-		FlushInterval: -1,
-		ErrorHandler:  g.proxyError,
+		Rewrite:   rewrite,
+		Transport: g.Transport,
+		// No FlushInterval: ReverseProxy flushes a streamed response (no
+		// Content-Length, or text/event-stream) after every write anyway,
+		// and WebSocket upgrades bypass it; -1 would also flush each
+		// response's headers on their own, a second TLS record and write.
+		ErrorHandler: g.proxyError,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
