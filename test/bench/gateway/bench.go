@@ -195,7 +195,7 @@ func measureHTTP(ctx context.Context, paths []*path, layout cpuLayout, conc int,
 					return nil, err
 				}
 			}
-			t.loads = append(t.loads, loadAverage())
+			t.loads = append(t.loads, harness.LoadAverage())
 			conns0, err := upstreamConnections(ctx, paths[0])
 			if err != nil {
 				return nil, err
@@ -220,7 +220,7 @@ func measureHTTP(ctx context.Context, paths []*path, layout cpuLayout, conc int,
 			row.secs += secs
 		}
 	}
-	t.loads = append(t.loads, loadAverage())
+	t.loads = append(t.loads, harness.LoadAverage())
 	return t, nil
 }
 

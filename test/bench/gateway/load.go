@@ -205,7 +205,7 @@ func (l cpuLayout) pinSelf() error {
 	if !l.split {
 		return nil
 	}
-	return setAffinity(os.Getpid(), &l.others)
+	return harness.SetAffinity(os.Getpid(), &l.others)
 }
 
 // pinProxy places the threads of the proxy pid on the proxies' CPU.
@@ -213,40 +213,7 @@ func (l cpuLayout) pinProxy(pid int) error {
 	if !l.split {
 		return nil
 	}
-	return setAffinity(pid, &l.last)
-}
-
-// setAffinity sets the CPUs of every thread of pid; the threads it starts
-// later inherit them.
-func setAffinity(pid int, set *unix.CPUSet) error {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return fmt.Errorf("listing the threads of %d: %w", pid, err)
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("placing thread %d of %d: %w", tid, pid, err)
-		}
-	}
-	return nil
-}
-
-// loadAverage returns the 1-minute load average; 0 when unknown.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
+	return harness.SetAffinity(pid, &l.last)
 }
 
 // String describes the layout for the report.

@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/accelstack/accelstack/test/harness"
 )
 
 // layout is a placement of the processes on the CPUs, and what was
@@ -46,21 +46,7 @@ func (l *layout) pin(procs []*process) error {
 		if len(l.alone) == 0 {
 			set = &all
 		}
-		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
-				continue
-			}
-			// Threads started later inherit their creator's CPUs.
-			if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("placing thread %d of %d: %w", tid, pid, err)
-			}
-		}
-		return nil
+		return harness.SetAffinity(pid, set)
 	}
 	if err := place(os.Getpid(), &others); err != nil {
 		return err
@@ -93,7 +79,7 @@ func (l *layout) measure(ctx context.Context, client *http.Client, backends []*b
 	for range rounds {
 		for _, b := range l.backends {
 			for _, p := range b.paths {
-				l.loads = append(l.loads, loadAverage())
+				l.loads = append(l.loads, harness.LoadAverage())
 				cpu0, mcpu0, scpu0 := p.router.cpu(), p.model.cpu(), p.sink.cpu()
 				t0 := time.Now()
 				lat, err := load(ctx, client, p.url, conc, requests/rounds)
@@ -111,7 +97,7 @@ func (l *layout) measure(ctx context.Context, client *http.Client, backends []*b
 			}
 		}
 	}
-	l.loads = append(l.loads, loadAverage())
+	l.loads = append(l.loads, harness.LoadAverage())
 	sinkAfter, err := drained(ctx, sinkURL)
 	l.received = sinkAfter - sinkBefore
 	return err
