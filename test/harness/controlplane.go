@@ -109,17 +109,19 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	if !applyOptions(opts).withoutCRDs {
-		if crds, err = CRDs(); err != nil {
-			return nil, err
-		}
-	}
 	var (
 		env *envtest.Environment
 		cfg *rest.Config
 	)
 	for attempt := 1; ; attempt++ {
+		// Fresh copies each time: creating them fills in their
+		// resourceVersion, which a second create refuses.
+		var crds []*apiextensionsv1.CustomResourceDefinition
+		if !applyOptions(opts).withoutCRDs {
+			if crds, err = CRDs(); err != nil {
+				return nil, err
+			}
+		}
 		env = &envtest.Environment{
 			CRDs: crds,
 			// envtest waits 10 s by default for the CRDs to be served,
