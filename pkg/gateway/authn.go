@@ -106,25 +106,27 @@ func (a *BearerAuthenticator) Authenticate(ctx context.Context, r *http.Request)
 // reviewToken authenticates a Kubernetes token.
 func (a *BearerAuthenticator) reviewToken(ctx context.Context, token string) (*User, error) {
 	key := sha256.Sum256([]byte(token))
-	if res, ok := a.cache.get(key); ok {
-		return res.result()
-	}
-	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: a.audiences}}
-	if err := a.c.Create(ctx, review); err != nil {
-		return nil, fmt.Errorf("reviewing a token: %w", err)
-	}
-	res := tokenResult{ok: review.Status.Authenticated}
-	if res.ok {
-		info := review.Status.User
-		res.user = &User{Name: info.Username, UID: info.UID, Groups: info.Groups}
-		if len(info.Extra) > 0 {
-			res.user.Extra = map[string][]string{}
-			for k, v := range info.Extra {
-				res.user.Extra[k] = v
+	res, err := a.cache.load(ctx, key, func(ctx context.Context) (tokenResult, error) {
+		review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: a.audiences}}
+		if err := a.c.Create(ctx, review); err != nil {
+			return tokenResult{}, fmt.Errorf("reviewing a token: %w", err)
+		}
+		res := tokenResult{ok: review.Status.Authenticated}
+		if res.ok {
+			info := review.Status.User
+			res.user = &User{Name: info.Username, UID: info.UID, Groups: info.Groups}
+			if len(info.Extra) > 0 {
+				res.user.Extra = map[string][]string{}
+				for k, v := range info.Extra {
+					res.user.Extra[k] = v
+				}
 			}
 		}
+		return res, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	a.cache.put(key, res)
 	return res.result()
 }
 

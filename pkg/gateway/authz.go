@@ -65,24 +65,22 @@ func (a *SARAuthorizer) Authorize(ctx context.Context, u *User, resource Resourc
 		}
 	}
 	key := reviewKey(u, resource, namespace, name)
-	if d, ok := a.cache.get(key); ok {
+	return a.cache.load(ctx, key, func(ctx context.Context) (Decision, error) {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: u.Name, UID: u.UID, Groups: u.Groups, Extra: extraOf(u.Extra),
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: namespace, Verb: "get", Group: group, Resource: string(resource), Subresource: ProxySubresource, Name: name,
+			},
+		}}
+		if err := a.c.Create(ctx, sar); err != nil {
+			return Decision{}, fmt.Errorf("asking for access: %w", err)
+		}
+		d := Decision{Allowed: sar.Status.Allowed && !sar.Status.Denied}
+		if !d.Allowed {
+			d.Reason = fmt.Sprintf("%s may not get %s/%s of %s/%s", u.Name, resource, ProxySubresource, namespace, name)
+		}
 		return d, nil
-	}
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: u.Name, UID: u.UID, Groups: u.Groups, Extra: extraOf(u.Extra),
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: namespace, Verb: "get", Group: group, Resource: string(resource), Subresource: ProxySubresource, Name: name,
-		},
-	}}
-	if err := a.c.Create(ctx, sar); err != nil {
-		return Decision{}, fmt.Errorf("asking for access: %w", err)
-	}
-	d := Decision{Allowed: sar.Status.Allowed && !sar.Status.Denied}
-	if !d.Allowed {
-		d.Reason = fmt.Sprintf("%s may not get %s/%s of %s/%s", u.Name, resource, ProxySubresource, namespace, name)
-	}
-	a.cache.put(key, d)
-	return d, nil
+	})
 }
 
 // reviewKey is the cache key of a review: a hash of everything the review

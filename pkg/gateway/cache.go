@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -16,6 +17,17 @@ type ttlCache[K comparable, V any] struct {
 
 	mu      sync.Mutex
 	entries map[K]ttlEntry[V]
+	// filling holds the keys being loaded, for load's callers that miss
+	// while another fills.
+	filling map[K]*filling[V]
+}
+
+// filling is one load of a key in flight: done closes once value and err
+// are set.
+type filling[V any] struct {
+	done  chan struct{}
+	value V
+	err   error
 }
 
 // ttlEntry is a value and when it expires.
@@ -26,19 +38,47 @@ type ttlEntry[V any] struct {
 
 // newTTLCache returns an empty cache; a ttl of 0 caches nothing.
 func newTTLCache[K comparable, V any](ttl time.Duration, size int) *ttlCache[K, V] {
-	return &ttlCache[K, V]{ttl: ttl, size: size, now: time.Now, entries: map[K]ttlEntry[V]{}}
+	return &ttlCache[K, V]{ttl: ttl, size: size, now: time.Now, entries: map[K]ttlEntry[V]{}, filling: map[K]*filling[V]{}}
 }
 
-// get returns the value of key unless it is missing or expired.
-func (c *ttlCache[K, V]) get(key K) (V, bool) {
+// load returns the value of key, from the cache or else from fill, whose
+// value it caches when fill succeeds. Callers that miss while another
+// fills the same key wait for that answer instead of asking again: when
+// an entry expires under load, one request asks the API server. A failed
+// fill is not shared: each waiter then fills for itself (the error may be
+// the first caller's own context ending).
+func (c *ttlCache[K, V]) load(ctx context.Context, key K, fill func(context.Context) (V, error)) (V, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[key]
-	if !ok || !c.now().Before(e.expires) {
-		var zero V
-		return zero, false
+	if e, ok := c.entries[key]; ok && c.now().Before(e.expires) {
+		c.mu.Unlock()
+		return e.value, nil
 	}
-	return e.value, true
+	if f, ok := c.filling[key]; ok {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.err == nil {
+				return f.value, nil
+			}
+			return fill(ctx)
+		case <-ctx.Done():
+			var zero V
+			return zero, ctx.Err()
+		}
+	}
+	f := &filling[V]{done: make(chan struct{})}
+	c.filling[key] = f
+	c.mu.Unlock()
+
+	f.value, f.err = fill(ctx)
+	if f.err == nil {
+		c.put(key, f.value)
+	}
+	c.mu.Lock()
+	delete(c.filling, key)
+	c.mu.Unlock()
+	close(f.done)
+	return f.value, f.err
 }
 
 // put sets the value of key.

@@ -79,16 +79,7 @@ func (r *Resolver) Forget(rt Route) { r.cache.delete(keyOf(rt)) }
 // Resolve returns the upstream of rt: ErrNotFound, ErrNotReady or an API
 // error when there is none.
 func (r *Resolver) Resolve(ctx context.Context, rt Route) (Upstream, error) {
-	key := keyOf(rt)
-	if u, ok := r.cache.get(key); ok {
-		return u, nil
-	}
-	u, err := r.resolve(ctx, rt)
-	if err != nil {
-		return Upstream{}, err
-	}
-	r.cache.put(key, u)
-	return u, nil
+	return r.cache.load(ctx, keyOf(rt), func(ctx context.Context) (Upstream, error) { return r.resolve(ctx, rt) })
 }
 
 // resolve reads what Resolve caches.
