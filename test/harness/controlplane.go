@@ -118,7 +118,7 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		// resourceVersion, which a second create refuses.
 		var crds []*apiextensionsv1.CustomResourceDefinition
 		if !applyOptions(opts).withoutCRDs {
-			if crds, err = CRDs(); err != nil {
+			if crds, err = crdCopies(); err != nil {
 				return nil, err
 			}
 		}

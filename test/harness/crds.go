@@ -27,8 +27,8 @@ var projectCRDs = sync.OnceValues(func() ([]*apiextensionsv1.CustomResourceDefin
 	return opts.CRDs, nil
 })
 
-// CRDs returns a copy of the CRDs of deploy/crds, ready to install.
-func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// crdCopies returns a copy of the CRDs of deploy/crds, ready to install.
+func crdCopies() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	crds, err := projectCRDs()
 	if err != nil {
 		return nil, err
