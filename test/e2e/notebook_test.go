@@ -50,10 +50,10 @@ const (
 	kernelQuiet = 3 * time.Second
 )
 
-// TestNotebookIdleReclaim runs Jupyter in a Notebook of a namespace that
-// opted in to the Resource Keeper, reaches it through its sidecar under
-// the Notebook's URL prefix, keeps a kernel busy past idle-after and
-// checks that the Notebook stays active meanwhile; then lets it go Idle,
+// TestNotebookIdleReclaim runs Jupyter in a Notebook, reaches it through
+// its sidecar under the Notebook's URL prefix, keeps a kernel busy, opts
+// the namespace in to the Resource Keeper, and checks that the Notebook
+// stays active past idle-after meanwhile; then lets it go Idle,
 // watches the Keeper suspend it, and resumes it.
 func TestNotebookIdleReclaim(t *testing.T) {
 	t.Parallel()
@@ -61,7 +61,6 @@ func TestNotebookIdleReclaim(t *testing.T) {
 	t.Cleanup(cancel)
 	c := crClient(t)
 	ns := newNamespace(t)
-	optInResourceKeeper(t, ns, nbIdleAfter, nbSuspendAfter)
 
 	nb := &tensorstackv1beta1.Notebook{
 		ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: ns},
@@ -108,7 +107,11 @@ func TestNotebookIdleReclaim(t *testing.T) {
 	jupyterAPI(ctx, t, http.MethodPost, base+"api/kernels", token, strings.NewReader(`{"name":"python3"}`), http.StatusCreated, &kernel)
 	ws := executeOnKernel(ctx, t, base, token, kernel.ID, fmt.Sprintf("import time; time.sleep(%d)", int(nbBusyFor.Seconds())))
 	busySince := time.Now()
-	t.Logf("kernel %s busy for %s", kernel.ID, nbBusyFor)
+	// Opted in only now: a loaded node may take more than idle-after to
+	// get Jupyter Ready, and the Keeper would find it Idle before the
+	// kernel ran.
+	optInResourceKeeper(t, ns, nbIdleAfter, nbSuspendAfter)
+	t.Logf("kernel %s busy for %s; namespace opted in", kernel.ID, nbBusyFor)
 
 	// Active while the kernel computes, past idle-after since the last
 	// request (the websocket's message) and the pod's start.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,8 +49,9 @@ func RunTrigger(ctx context.Context, addr string, cfg serverconfig.TriggerConfig
 	return Serve(ctx, addr, h)
 }
 
-// NewRunClient returns a client of restConfig that knows WorkflowRuns.
-func NewRunClient(restConfig *rest.Config) (client.Client, error) {
+// NewRunClient returns a client of restConfig that knows WorkflowRuns and
+// whether its API server is ready.
+func NewRunClient(restConfig *rest.Config) (RunClient, error) {
 	scheme := runtime.NewScheme()
 	if err := batchv1beta1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("adding the WorkflowRun types: %w", err)
@@ -58,5 +60,25 @@ func NewRunClient(restConfig *rest.Config) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the API client: %w", err)
 	}
-	return c, nil
+	d, err := discovery.NewDiscoveryClientForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the API server's readiness client: %w", err)
+	}
+	return apiClient{Client: c, raw: d.RESTClient()}, nil
+}
+
+// apiClient is a RunClient that can also tell whether its API server is
+// ready.
+type apiClient struct {
+	client.Client
+	raw rest.Interface
+}
+
+// Ready returns nil when the API server answers ok at /readyz, which it
+// does only once its authorizer has synced; an error otherwise.
+func (c apiClient) Ready(ctx context.Context) error {
+	if _, err := c.raw.Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+		return fmt.Errorf("the API server is not ready: %w", err)
+	}
+	return nil
 }

@@ -139,6 +139,9 @@ func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 	}
 	live, err := t.liveRuns(ctx)
 	switch {
+	case t.notReady(ctx, err):
+		log.Info("The API server forbade counting the runs before it was ready; retry", "err", err)
+		return cehttp.NewResult(http.StatusServiceUnavailable, "the API server is not ready")
 	case apierrors.IsForbidden(err):
 		// Counting needs list; a service account granted only create, as
 		// many were before the count existed, still starts runs, bounded
@@ -154,6 +157,9 @@ func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 	name, err := t.createRun(ctx, listener, e.ID(), doc)
 	if err != nil {
 		log.Error(err, "Creating a WorkflowRun failed")
+		if t.notReady(ctx, err) {
+			return cehttp.NewResult(http.StatusServiceUnavailable, "the API server is not ready")
+		}
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err) {
 			return cehttp.NewResult(http.StatusUnprocessableEntity, "the WorkflowRun was refused")
 		}
@@ -161,6 +167,23 @@ func (t *Trigger) Receive(ctx context.Context, e event.Event) protocol.Result {
 	}
 	log.Info("Created a WorkflowRun", "workflowRun", klog.KRef(t.cfg.Namespace, name))
 	return cloudevents.ResultACK
+}
+
+// readiness is a RunClient that can tell whether its API server is ready.
+type readiness interface {
+	Ready(ctx context.Context) error
+}
+
+// notReady tells whether err is a Forbidden of an API server that is not
+// ready: one just started denies every request until its authorizer has
+// synced, and its Forbidden is then no answer to keep. A client that cannot
+// tell has every Forbidden taken as final.
+func (t *Trigger) notReady(ctx context.Context, err error) bool {
+	r, ok := t.runs.(readiness)
+	if !ok || !apierrors.IsForbidden(err) {
+		return false
+	}
+	return r.Ready(ctx) != nil
 }
 
 // liveRuns counts the trigger's runs that have not finished, as its API

@@ -255,10 +255,13 @@ func TestTriggerCreateErrors(t *testing.T) {
 	tests := []struct {
 		name       string
 		errs       []error
+		readyz     *readyClient // a client that asks the API server's /readyz, answered its err
 		wantStatus int
 		wantTries  int
 	}{
 		{name: "forbidden", errs: []error{apierrors.NewForbidden(gr, "x", errors.New("no"))}, wantStatus: http.StatusUnprocessableEntity, wantTries: 1},
+		{name: "forbidden by a ready API server", errs: []error{apierrors.NewForbidden(gr, "x", errors.New("no"))}, readyz: &readyClient{}, wantStatus: http.StatusUnprocessableEntity, wantTries: 1},
+		{name: "forbidden by an API server not ready", errs: []error{apierrors.NewForbidden(gr, "x", errors.New("no"))}, readyz: &readyClient{err: errors.New("informer-sync not ok")}, wantStatus: http.StatusServiceUnavailable, wantTries: 1},
 		{name: "invalid", errs: []error{apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "WorkflowRun"}, "x", nil)}, wantStatus: http.StatusUnprocessableEntity, wantTries: 1},
 		{name: "timeout", errs: []error{apierrors.NewTimeoutError("slow", 1)}, wantStatus: http.StatusServiceUnavailable, wantTries: 1},
 		{name: "unreachable", errs: []error{errors.New("connection refused")}, wantStatus: http.StatusServiceUnavailable, wantTries: 1},
@@ -283,7 +286,11 @@ func TestTriggerCreateErrors(t *testing.T) {
 					return c.Create(ctx, obj, opts...)
 				},
 			}).Build()
-			tr, err := NewTrigger(triggerConfig(), c)
+			var runs RunClient = c
+			if tt.readyz != nil {
+				runs = readyClient{Client: c, err: tt.readyz.err}
+			}
+			tr, err := NewTrigger(triggerConfig(), runs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -417,3 +424,11 @@ func TestTriggerHandlerMethods(t *testing.T) {
 		t.Errorf("%d runs from events over the limit", n)
 	}
 }
+
+// readyClient is a RunClient whose API server answers err at /readyz.
+type readyClient struct {
+	client.Client
+	err error
+}
+
+func (c readyClient) Ready(context.Context) error { return c.err }

@@ -435,7 +435,7 @@ func TestCSIHealsDeadDaemon(t *testing.T) {
 }
 
 // writeMiB is the size of the survival test's write: 256 MiB, or
-// $ACCELSTACK_CSI_WRITE_MIB (1024 for the full-size run).
+// $ACCELSTACK_CSI_WRITE_MIB (CI runs it at full size, 1024).
 func writeMiB() int {
 	if n, err := strconv.Atoi(os.Getenv("ACCELSTACK_CSI_WRITE_MIB")); err == nil && n > 0 {
 		return n
