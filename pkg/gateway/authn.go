@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/members"
 )
 
 // User is who a request comes from.
@@ -24,7 +25,7 @@ type User struct {
 	Extra  map[string][]string
 	// Scopes bound the credential: nil for one that carries all of the
 	// user's rights (a Kubernetes token), the key's scopes for an API key.
-	Scopes []apikey.Scope
+	Scopes []members.Scope
 	// KeyID is the API key's ID when the credential is one.
 	KeyID string
 }

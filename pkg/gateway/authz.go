@@ -12,7 +12,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/members"
 )
 
 // ProxySubresource is the subresource authorization asks about: a user may
@@ -22,12 +22,12 @@ const ProxySubresource = "proxy"
 
 // scopeOf maps the authorized resources to the API key scope that reaches
 // them.
-var scopeOf = map[Resource]apikey.Scope{
-	Notebooks:        apikey.Build,
-	TensorBoards:     apikey.Build,
-	Explorers:        apikey.Build,
-	MLServices:       apikey.Deploy,
-	SimpleMLServices: apikey.Deploy,
+var scopeOf = map[Resource]members.Scope{
+	Notebooks:        members.Build,
+	TensorBoards:     members.Build,
+	Explorers:        members.Build,
+	MLServices:       members.Deploy,
+	SimpleMLServices: members.Deploy,
 }
 
 // Decision is an authorization's answer.
@@ -66,21 +66,30 @@ func (a *SARAuthorizer) Authorize(ctx context.Context, u *User, resource Resourc
 	}
 	key := reviewKey(u, resource, namespace, name)
 	return a.cache.load(ctx, key, func(ctx context.Context) (Decision, error) {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: u.Name, UID: u.UID, Groups: u.Groups, Extra: extraOf(u.Extra),
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: namespace, Verb: "get", Group: group, Resource: string(resource), Subresource: ProxySubresource, Name: name,
-			},
-		}}
-		if err := a.c.Create(ctx, sar); err != nil {
-			return Decision{}, fmt.Errorf("asking for access: %w", err)
+		ok, err := reviewAccess(ctx, a.c, u, authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: "get", Group: group, Resource: string(resource), Subresource: ProxySubresource, Name: name,
+		})
+		if err != nil {
+			return Decision{}, err
 		}
-		d := Decision{Allowed: sar.Status.Allowed && !sar.Status.Denied}
+		d := Decision{Allowed: ok}
 		if !d.Allowed {
 			d.Reason = fmt.Sprintf("%s may not get %s/%s of %s/%s", u.Name, resource, ProxySubresource, namespace, name)
 		}
 		return d, nil
 	})
+}
+
+// reviewAccess asks the API server by a SubjectAccessReview whether u may do
+// attrs.
+func reviewAccess(ctx context.Context, c client.Client, u *User, attrs authorizationv1.ResourceAttributes) (bool, error) {
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: u.Name, UID: u.UID, Groups: u.Groups, Extra: extraOf(u.Extra), ResourceAttributes: &attrs,
+	}}
+	if err := c.Create(ctx, sar); err != nil {
+		return false, fmt.Errorf("asking for access: %w", err)
+	}
+	return sar.Status.Allowed && !sar.Status.Denied, nil
 }
 
 // reviewKey is the cache key of a review: a hash of everything the review

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
@@ -33,6 +34,10 @@ type Gateway struct {
 	Authorizer    Authorizer
 	Resolver      *Resolver
 	Keys          *apikey.Store
+	// Client is the gateway's own API client, which the members API
+	// reviews access and writes member RoleBindings with; nil serves no
+	// members API.
+	Client client.Client
 	// Transport carries the proxied requests.
 	Transport http.RoundTripper
 	Log       logr.Logger
@@ -72,6 +77,9 @@ func (g *Gateway) Handler() http.Handler {
 	keys := &keysAPI{store: g.Keys, authn: g.Authenticator, log: g.Log}
 	mux.Handle(KeysPath, keys)
 	mux.Handle(KeysPath+"/", keys)
+	if g.Client != nil {
+		mux.Handle(ProjectsPath+"/", &membersAPI{c: g.Client, authn: g.Authenticator, log: g.Log})
+	}
 	mux.HandleFunc("/", g.serveWorkload)
 	return g.routeHosts(mux)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -40,11 +41,17 @@ import (
 var (
 	aliceToken = "alice-token"
 	bobToken   = "bob-token"
+	rootToken  = "root-token"
 	// allowed maps user to the "<resource>/<namespace>/<name>" they may
-	// get the proxy subresource of.
+	// get the proxy subresource of, and the "<verb> <resource>/<namespace>/<name>"
+	// they may do otherwise.
 	allowed = map[string][]string{
-		"alice": {"notebooks/demo/nb", "explorers/demo/ex", "mlservices/demo/mnist", "tensorboards/demo/tb"},
-		"bob":   {"notebooks/other/nb"},
+		"alice": {
+			"notebooks/demo/nb", "explorers/demo/ex", "mlservices/demo/mnist", "tensorboards/demo/tb",
+			"list members/demo/", "update members/demo/", "delete members/demo/",
+		},
+		"bob":  {"notebooks/other/nb", "list members/other/"},
+		"root": {"list members/demo/", "update members/demo/", "delete members/demo/", "update projects//demo"},
 	}
 )
 
@@ -61,7 +68,7 @@ func (f *fakeAPI) create(ctx context.Context, c client.WithWatch, obj client.Obj
 	switch o := obj.(type) {
 	case *authenticationv1.TokenReview:
 		f.reviews++
-		for user, token := range map[string]string{"alice": aliceToken, "bob": bobToken} {
+		for user, token := range map[string]string{"alice": aliceToken, "bob": bobToken, "root": rootToken} {
 			if o.Spec.Token == token {
 				o.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: user, UID: user + "-uid", Groups: []string{"system:authenticated"}}}
 			}
@@ -70,10 +77,12 @@ func (f *fakeAPI) create(ctx context.Context, c client.WithWatch, obj client.Obj
 	case *authorizationv1.SubjectAccessReview:
 		f.accesses++
 		a := o.Spec.ResourceAttributes
-		if a.Verb == "get" && a.Group == "tensorstack.dev" && a.Subresource == "proxy" {
-			for _, s := range allowed[o.Spec.User] {
-				o.Status.Allowed = o.Status.Allowed || s == a.Resource+"/"+a.Namespace+"/"+a.Name
-			}
+		want := a.Verb + " " + a.Resource + "/" + a.Namespace + "/" + a.Name
+		if a.Verb == "get" && a.Subresource == "proxy" {
+			want = a.Resource + "/" + a.Namespace + "/" + a.Name
+		}
+		if a.Group == "tensorstack.dev" {
+			o.Status.Allowed = slices.Contains(allowed[o.Spec.User], want)
 		}
 		return nil
 	}
@@ -206,6 +215,7 @@ func newTestEnv(t *testing.T) *testEnv {
 		Resolver:      NewResolver(e.c, time.Minute, 100),
 		Router:        Router{ServingDomain: "serving.example.com"},
 		Keys:          keys,
+		Client:        e.c,
 		Transport:     e.up.transport(),
 		Log:           logr.Discard(),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/members"
 )
 
 // keysAPI serves a user's API keys at KeysPath:
@@ -32,17 +33,17 @@ const maxKeyRequest = 4 << 10
 
 // keyRequest is the body of a create request.
 type keyRequest struct {
-	Name   string         `json:"name"`
-	Scopes []apikey.Scope `json:"scopes"`
+	Name   string          `json:"name"`
+	Scopes []members.Scope `json:"scopes"`
 }
 
 // keyView is a key as the API shows it.
 type keyView struct {
-	ID       string         `json:"id"`
-	Name     string         `json:"name"`
-	Scopes   []apikey.Scope `json:"scopes"`
-	Created  time.Time      `json:"created"`
-	LastUsed *time.Time     `json:"lastUsed,omitempty"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Scopes   []members.Scope `json:"scopes"`
+	Created  time.Time       `json:"created"`
+	LastUsed *time.Time      `json:"lastUsed,omitempty"`
 	// Key is the key's value, in the answer to its creation only.
 	Key string `json:"key,omitempty"`
 }

@@ -68,6 +68,7 @@ func New(cfg *rest.Config, opts Options, log logr.Logger, reg prometheus.Registe
 		Authorizer:    NewSARAuthorizer(c, opts.CacheTTL, opts.CacheSize),
 		Resolver:      NewResolver(c, opts.CacheTTL, opts.CacheSize),
 		Keys:          keys,
+		Client:        c,
 		Transport:     NewTransport(),
 		Log:           log,
 		Metrics:       NewMetrics(reg),

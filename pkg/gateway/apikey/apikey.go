@@ -29,21 +29,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/accelstack/accelstack/pkg/members"
 )
-
-// Scope is a part of a user's rights a key may carry.
-type Scope string
-
-// The scopes, those of a project's members: build reaches Notebooks,
-// TensorBoards and Explorers; deploy reaches MLServices and
-// SimpleMLServices.
-const (
-	Build  Scope = "build"
-	Deploy Scope = "deploy"
-)
-
-// Scopes are the valid scopes.
-var Scopes = []Scope{Build, Deploy}
 
 // Limits on what a user may store.
 const (
@@ -72,11 +60,11 @@ const (
 
 // Record is what a key's Secret tells of it.
 type Record struct {
-	User   string   `json:"user"`
-	UID    string   `json:"uid,omitempty"`
-	Groups []string `json:"groups,omitempty"`
-	Name   string   `json:"name"`
-	Scopes []Scope  `json:"scopes"`
+	User   string          `json:"user"`
+	UID    string          `json:"uid,omitempty"`
+	Groups []string        `json:"groups,omitempty"`
+	Name   string          `json:"name"`
+	Scopes []members.Scope `json:"scopes"`
 }
 
 // Key is a stored key, without its secret.
@@ -153,7 +141,7 @@ func NewStore(c client.Client, namespace string, ttl, lastUsedEvery time.Duratio
 }
 
 // Validate checks a request for a key named name with scopes.
-func Validate(name string, scopes []Scope) error {
+func Validate(name string, scopes []members.Scope) error {
 	if name == "" || len(name) > MaxNameLength {
 		return fmt.Errorf("%w: name must be 1 to %d characters", ErrInvalid, MaxNameLength)
 	}
@@ -162,20 +150,15 @@ func Validate(name string, scopes []Scope) error {
 			return fmt.Errorf("%w: name must not hold control characters", ErrInvalid)
 		}
 	}
-	if len(scopes) == 0 {
-		return fmt.Errorf("%w: scopes must name at least one of %v", ErrInvalid, Scopes)
-	}
-	for _, s := range scopes {
-		if !slices.Contains(Scopes, s) {
-			return fmt.Errorf("%w: scopes: %q is not one of %v", ErrInvalid, s, Scopes)
-		}
+	if err := members.ValidateScopes(scopes); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
 }
 
 // Create makes a key for owner (its user, UID and groups) named name with
 // scopes, and returns its value, which is never stored nor shown again.
-func (s *Store) Create(ctx context.Context, owner Record, name string, scopes []Scope) (string, Key, error) {
+func (s *Store) Create(ctx context.Context, owner Record, name string, scopes []members.Scope) (string, Key, error) {
 	if err := Validate(name, scopes); err != nil {
 		return "", Key{}, err
 	}

@@ -13,6 +13,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/accelstack/accelstack/pkg/members"
 )
 
 const ns = "accelstack-system"
@@ -33,11 +35,11 @@ func newStore(t *testing.T) (*Store, client.Client, *time.Time) {
 func TestLookupRecordsLastUseAtMostEveryMinute(t *testing.T) {
 	s, c, now := newStore(t)
 	ctx := context.Background()
-	value, k, err := s.Create(ctx, Record{User: "alice", Groups: []string{"team"}}, "ci", []Scope{Deploy, Build, Build})
+	value, k, err := s.Create(ctx, Record{User: "alice", Groups: []string{"team"}}, "ci", []members.Scope{members.Deploy, members.Build, members.Build})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := k.Scopes; len(got) != 2 || got[0] != Build || got[1] != Deploy {
+	if got := k.Scopes; len(got) != 2 || got[0] != members.Build || got[1] != members.Deploy {
 		t.Errorf("scopes %v, want [build deploy], sorted and once each", got)
 	}
 	lastUsed := func() string {
@@ -79,25 +81,25 @@ func TestStoreRefuses(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
-		scopes []Scope
+		scopes []members.Scope
 		want   string
 	}{
-		{"", []Scope{Build}, "name"},
-		{strings.Repeat("x", MaxNameLength+1), []Scope{Build}, "name"},
-		{"bad\nname", []Scope{Build}, "control"},
+		{"", []members.Scope{members.Build}, "name"},
+		{strings.Repeat("x", MaxNameLength+1), []members.Scope{members.Build}, "name"},
+		{"bad\nname", []members.Scope{members.Build}, "control"},
 		{"x", nil, "scopes"},
-		{"x", []Scope{"admin"}, `"admin"`},
+		{"x", []members.Scope{"admin"}, `"admin"`},
 	} {
 		if _, _, err := s.Create(ctx, Record{User: "alice"}, tc.name, tc.scopes); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Create(%q, %v) = %v, want ErrInvalid naming %s", tc.name, tc.scopes, err, tc.want)
 		}
 	}
 	for i := range MaxKeysPerUser {
-		if _, _, err := s.Create(ctx, Record{User: "bob"}, "k", []Scope{Build}); err != nil {
+		if _, _, err := s.Create(ctx, Record{User: "bob"}, "k", []members.Scope{members.Build}); err != nil {
 			t.Fatalf("key %d: %v", i, err)
 		}
 	}
-	if _, _, err := s.Create(ctx, Record{User: "bob"}, "k", []Scope{Build}); !errors.Is(err, ErrTooMany) {
+	if _, _, err := s.Create(ctx, Record{User: "bob"}, "k", []members.Scope{members.Build}); !errors.Is(err, ErrTooMany) {
 		t.Errorf("key %d: %v, want ErrTooMany", MaxKeysPerUser+1, err)
 	}
 	// A Secret of a key's name that the store did not label is no key.

@@ -146,8 +146,8 @@ func TestQueueWebhookMatchesRegistry(t *testing.T) {
 	}
 }
 
-// A project member and a Project's managed-project-sa may create and
-// delete the jobs of every kind; the controllers may read each kind, and
+// A project member (a token's, and the build scope's) and a Project's
+// managed-project-sa may create and delete the jobs of every kind; the controllers may read each kind, and
 // write the status of the engine's.
 func TestRolesCoverRegistry(t *testing.T) {
 	roles := map[string]rbacv1.ClusterRole{}
@@ -160,7 +160,7 @@ func TestRolesCoverRegistry(t *testing.T) {
 		}
 	}
 	for _, i := range kinds.Registered() {
-		for _, role := range []string{"accelstack-managed-project-sa", "accelstack-project-member"} {
+		for _, role := range []string{"accelstack-managed-project-sa", "accelstack-project-member", "accelstack-project-build"} {
 			for _, verb := range []string{"get", "list", "watch", "create", "delete"} {
 				if !allows(roles[role], i.GVK.Group, i.Resource, verb) {
 					t.Errorf("ClusterRole %s cannot %s %s", role, verb, i.GroupResource())

@@ -126,6 +126,7 @@ func TestGateway(t *testing.T) {
 			t.Errorf("the revoked key: %d, want 401", code)
 		}
 	})
+	t.Run("members", func(t *testing.T) { membersTests(t, e) })
 	select {
 	case r := <-e.reached:
 		t.Errorf("a refused request reached the workload: %s", r.URL)
