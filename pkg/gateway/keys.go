@@ -58,17 +58,8 @@ func viewOf(k apikey.Key) keyView {
 }
 
 func (a *keysAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if q := QueryCredential(r); q != "" {
-		http.Error(w, "credentials are not accepted in the query string ("+q+"): send Authorization: Bearer", http.StatusBadRequest)
-		return
-	}
-	user, err := a.authn.Authenticate(r.Context(), r)
-	if err != nil {
-		authnError(w, a.log, err)
-		return
-	}
-	if user.KeyID != "" {
-		http.Error(w, "forbidden: API keys cannot manage API keys; use a login or a Kubernetes token", http.StatusForbidden)
+	user, ok := authenticateAccount(w, r, a.authn, a.log, "API keys")
+	if !ok {
 		return
 	}
 	id := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, KeysPath), "/")
@@ -136,6 +127,27 @@ func (a *keysAPI) fail(w http.ResponseWriter, err error) {
 		a.log.Error(err, "API key store failed")
 		http.Error(w, "the API key store is unavailable", http.StatusServiceUnavailable)
 	}
+}
+
+// authenticateAccount authenticates a request to manage what (API keys,
+// members): credentials in the query string are refused, and so is an API
+// key, so that a key can never make a wider one. It answers the refusal
+// and returns false, or returns the user.
+func authenticateAccount(w http.ResponseWriter, r *http.Request, authn Authenticator, log logr.Logger, what string) (*User, bool) {
+	if q := QueryCredential(r); q != "" {
+		http.Error(w, "credentials are not accepted in the query string ("+q+"): send Authorization: Bearer", http.StatusBadRequest)
+		return nil, false
+	}
+	user, err := authn.Authenticate(r.Context(), r)
+	if err != nil {
+		authnError(w, log, err)
+		return nil, false
+	}
+	if user.KeyID != "" {
+		http.Error(w, "forbidden: API keys cannot manage "+what+"; use a login or a Kubernetes token", http.StatusForbidden)
+		return nil, false
+	}
+	return user, true
 }
 
 // writeJSON answers v as JSON with code.

@@ -61,17 +61,8 @@ type memberRequest struct {
 }
 
 func (a *membersAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if q := QueryCredential(r); q != "" {
-		http.Error(w, "credentials are not accepted in the query string ("+q+"): send Authorization: Bearer", http.StatusBadRequest)
-		return
-	}
-	user, err := a.authn.Authenticate(r.Context(), r)
-	if err != nil {
-		authnError(w, a.log, err)
-		return
-	}
-	if user.KeyID != "" {
-		http.Error(w, "forbidden: API keys cannot manage members; use a login or a Kubernetes token", http.StatusForbidden)
+	user, ok := authenticateAccount(w, r, a.authn, a.log, "members")
+	if !ok {
 		return
 	}
 	project, kind, name, err := parseMembersPath(r.URL.EscapedPath())
@@ -161,34 +152,24 @@ func (a *membersAPI) put(w http.ResponseWriter, r *http.Request, user *User, pro
 		}
 	}
 	a.log.Info("Project member set", "user", user.Name, "project", project, "kind", kind, "member", name, "scopes", m.Scopes, "admin", req.Admin)
-	current, err := members.List(r.Context(), a.c, project)
+	now, err := members.Get(r.Context(), a.c, project, kind, name)
 	if err != nil {
 		a.fail(w, project, err)
 		return
 	}
-	i := slices.IndexFunc(current, func(x members.Member) bool { return x.Kind == kind && x.Name == name })
-	if i < 0 {
-		writeJSON(w, http.StatusOK, m)
-		return
-	}
-	writeJSON(w, http.StatusOK, current[i])
+	writeJSON(w, http.StatusOK, now)
 }
 
 func (a *membersAPI) delete(w http.ResponseWriter, r *http.Request, user *User, project, kind, name string) {
 	if !a.may(w, r.Context(), user, project, "delete") {
 		return
 	}
-	current, err := members.List(r.Context(), a.c, project)
+	m, err := members.Get(r.Context(), a.c, project, kind, name)
 	if err != nil {
 		a.fail(w, project, err)
 		return
 	}
-	i := slices.IndexFunc(current, func(x members.Member) bool { return x.Kind == kind && x.Name == name })
-	if i < 0 {
-		http.Error(w, fmt.Sprintf("%s %q is no member of %s", kind, name, project), http.StatusNotFound)
-		return
-	}
-	if current[i].Admin && !a.mayChangeAdmin(w, r.Context(), user, project) {
+	if m.Admin && !a.mayChangeAdmin(w, r.Context(), user, project) {
 		return
 	}
 	if err := members.Remove(r.Context(), a.c, project, kind, name); err != nil {
@@ -240,6 +221,8 @@ func (a *membersAPI) fail(w http.ResponseWriter, project string, err error) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	case errors.Is(err, members.ErrConflict):
 		http.Error(w, err.Error(), http.StatusConflict)
+	case errors.Is(err, members.ErrNoMember):
+		http.Error(w, err.Error(), http.StatusNotFound)
 	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
 		// The gateway's rights are bound in Project namespaces only.
 		http.Error(w, fmt.Sprintf("no project %s", project), http.StatusNotFound)

@@ -208,13 +208,29 @@ func List(ctx context.Context, c client.Reader, ns string) ([]Member, error) {
 	return out, nil
 }
 
-// Errors of Set.
+// Errors of Set and Get.
 var (
+	// ErrNoMember is the error of a subject that is no member.
+	ErrNoMember = errors.New("no member")
 	// ErrTooMany is the error of a member over MaxMembers.
 	ErrTooMany = errors.New("too many members")
 	// ErrConflict is the error of a RoleBinding in the way of a member's.
 	ErrConflict = errors.New("conflict")
 )
+
+// Get returns the member kind/name of the project of namespace ns, or an
+// error wrapping ErrNoMember.
+func Get(ctx context.Context, c client.Reader, ns, kind, name string) (Member, error) {
+	all, err := List(ctx, c, ns)
+	if err != nil {
+		return Member{}, err
+	}
+	i := slices.IndexFunc(all, func(m Member) bool { return m.Kind == kind && m.Name == name })
+	if i < 0 {
+		return Member{}, fmt.Errorf("%w: %s %q of %s", ErrNoMember, kind, name, ns)
+	}
+	return all[i], nil
+}
 
 // Set makes m a member of the project of namespace ns with exactly m's
 // scopes, and its admin when m.Admin: it creates the RoleBindings m lacks

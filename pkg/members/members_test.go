@@ -36,7 +36,9 @@ func TestListOnlyMemberBindings(t *testing.T) {
 			Subjects:   subjects,
 		}
 	}
-	user := func(name string) rbacv1.Subject { return rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: UserKind, Name: name} }
+	user := func(name string) rbacv1.Subject {
+		return rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: UserKind, Name: name}
+	}
 	c := newClient(t,
 		forged(BindingName(UserKind, "eve", "build"), "build", "cluster-admin", user("eve")),
 		forged(BindingName(UserKind, "mallory", "build"), "build", BuildClusterRole, user("mallory"), user("trudy")),
