@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -47,6 +46,9 @@ type ControlPlane struct {
 	Client client.Client
 	// KubeconfigPath is an admin kubeconfig file for tools such as kubectl.
 	KubeconfigPath string
+
+	// etcdData is etcd's copy of the template, removed at Stop.
+	etcdData string
 }
 
 type controlPlaneOptions struct {
@@ -113,29 +115,36 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		env *envtest.Environment
 		cfg *rest.Config
 	)
+	withCRDs := !applyOptions(opts).withoutCRDs
+	var etcdData string
 	for attempt := 1; ; attempt++ {
-		// Fresh copies each time: creating them fills in their
-		// resourceVersion, which a second create refuses.
-		var crds []*apiextensionsv1.CustomResourceDefinition
-		if !applyOptions(opts).withoutCRDs {
-			if crds, err = crdCopies(); err != nil {
-				return nil, err
-			}
-		}
 		env = &envtest.Environment{
-			CRDs: crds,
-			// envtest waits 10 s by default for the CRDs to be served,
-			// too short for all of deploy/crds while other packages'
-			// control planes start beside this one on two cores.
-			CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: crdInstallTimeout},
 			ControlPlaneStartTimeout: controlPlaneStartTimeout,
 			BinaryAssetsDirectory:    assets,
 			Scheme:                   scheme,
 		}
-		if cfg, err = env.Start(); err == nil {
+		if withCRDs {
+			// etcd starts on a copy of the template, in which the CRDs
+			// are established already (etcdtemplate.go).
+			tpl, err := etcdTemplate(assets)
+			if err == nil {
+				etcdData, err = copyTemplate(tpl)
+			}
+			if err != nil {
+				return nil, err
+			}
+			env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdData}
+		}
+		if cfg, err = env.Start(); err == nil && withCRDs {
+			err = waitForCRDs(cfg)
+		}
+		if err == nil {
 			break
 		}
 		err = fmt.Errorf("starting envtest with assets %s: %w", assets, errors.Join(err, env.Stop()))
+		if etcdData != "" {
+			_ = os.RemoveAll(filepath.Dir(etcdData))
+		}
 		// envtest gives the new API server a fixed 5 s to serve the
 		// default namespace, which a loaded machine can miss: that
 		// start, not the test, failed.
@@ -144,7 +153,7 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		}
 		fmt.Fprintf(os.Stderr, "harness: control plane start %d of %d failed, starting a new one: %v\n", attempt, controlPlaneStartAttempts, err)
 	}
-	cp := &ControlPlane{Env: env, Config: cfg, Scheme: scheme}
+	cp := &ControlPlane{Env: env, Config: cfg, Scheme: scheme, etcdData: etcdData}
 	if cp.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return nil, fmt.Errorf("creating client: %w", errors.Join(err, env.Stop()))
 	}
@@ -157,6 +166,9 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 // Stop stops the apiserver and etcd and removes their files.
 func (cp *ControlPlane) Stop() error {
 	err := cp.Env.Stop()
+	if cp.etcdData != "" {
+		_ = os.RemoveAll(filepath.Dir(cp.etcdData))
+	}
 	if cp.KubeconfigPath != "" {
 		_ = os.RemoveAll(filepath.Dir(cp.KubeconfigPath))
 	}

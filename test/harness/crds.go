@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -38,4 +40,18 @@ func crdCopies() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		out[i] = crd.DeepCopy()
 	}
 	return out, nil
+}
+
+// waitForCRDs waits until the API server of cfg serves every CRD of
+// deploy/crds.
+func waitForCRDs(cfg *rest.Config) error {
+	crds, err := crdCopies()
+	if err != nil {
+		return err
+	}
+	opts := envtest.CRDInstallOptions{MaxTime: crdInstallTimeout, PollInterval: 100 * time.Millisecond}
+	if err := envtest.WaitForCRDs(cfg, crds, opts); err != nil {
+		return fmt.Errorf("waiting for the CRDs of deploy/crds to be served: %w", err)
+	}
+	return nil
 }
