@@ -87,7 +87,9 @@ func (c *Cluster) buildImages(ctx context.Context) ([]string, error) {
 // `make build`, and the cluster's DNS server into dir. A command with a Go
 // module of its own (cmd/<binary>/go.mod: the scheduler) is built in its
 // module's directory, stamped like `make build-scheduler` with the
-// Kubernetes version it is built on.
+// Kubernetes version it is built on. They are linked without the symbol
+// table and DWARF (-s -w): a third less to link, and smaller images to
+// import; panics still name their functions.
 func (c *Cluster) buildBinaries(ctx context.Context, dir string) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -110,7 +112,7 @@ func (c *Cluster) buildBinaries(ctx context.Context, dir string) error {
 		commit = strings.TrimSpace(string(out))
 	}
 	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath",
-		"-ldflags", "-X github.com/accelstack/accelstack/pkg/version.gitVersion=" + version, "-o", dir + "/"}, pkgs...)...)
+		"-ldflags", "-s -w -X github.com/accelstack/accelstack/pkg/version.gitVersion=" + version, "-o", dir + "/"}, pkgs...)...)
 	cmd.Dir = c.root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %w\n%s", err, out)
@@ -125,7 +127,7 @@ func (c *Cluster) buildBinaries(ctx context.Context, dir string) error {
 		major, rest, _ := strings.Cut(strings.TrimPrefix(kver, "v"), ".")
 		minor, _, _ := strings.Cut(rest, ".")
 		const v = "k8s.io/component-base/version"
-		ldflags := "-X " + v + ".gitVersion=" + kver + " -X " + v + ".gitMajor=" + major + " -X " + v + ".gitMinor=" + minor +
+		ldflags := "-s -w -X " + v + ".gitVersion=" + kver + " -X " + v + ".gitMajor=" + major + " -X " + v + ".gitMinor=" + minor +
 			" -X " + v + ".gitCommit=" + commit + " -X k8s.io/client-go/pkg/version.gitVersion=" + kver
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, name), ".")
 		cmd.Dir = moduleDir

@@ -11,7 +11,8 @@ import (
 	"github.com/accelstack/accelstack/test/harness"
 )
 
-// TestBinariesCommandLine builds every binary and checks that it prints
+// TestBinariesCommandLine builds every binary (without the symbol table
+// and DWARF, which take a third of the link) and checks that it prints
 // --help and --version and refuses a bad flag with exit status 2 and a
 // message naming the flag. The scheduler, a module of its own built on
 // kube-scheduler, has kube-scheduler's command line: its --version prints
@@ -31,7 +32,7 @@ func TestBinariesCommandLine(t *testing.T) {
 		name := filepath.Base(cmd)
 		t.Run(name, func(t *testing.T) {
 			bin := filepath.Join(binDir, name)
-			build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X github.com/accelstack/accelstack/pkg/version.gitVersion=v1.2.3-test", "-o", bin, "./cmd/"+name)
+			build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/accelstack/accelstack/pkg/version.gitVersion=v1.2.3-test", "-o", bin, "./cmd/"+name)
 			build.Dir = root
 			type testCase struct {
 				args     []string
@@ -44,7 +45,7 @@ func TestBinariesCommandLine(t *testing.T) {
 				{args: []string{"--no-such-flag"}, wantCode: 2, wantOut: "flag provided but not defined: -no-such-flag"},
 			}
 			if name == "scheduler" {
-				build = exec.Command("go", "build", "-trimpath", "-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.2.3-test", "-o", bin, ".")
+				build = exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X k8s.io/component-base/version.gitVersion=v1.2.3-test", "-o", bin, ".")
 				build.Dir = cmd
 				testCases = []testCase{
 					{args: []string{"--help"}, wantCode: 0, wantOut: "Usage:\n  kube-scheduler [flags]"},
