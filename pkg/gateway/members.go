@@ -110,7 +110,7 @@ func parseMembersPath(escaped string) (project, kind, name string, err error) {
 }
 
 func (a *membersAPI) list(w http.ResponseWriter, r *http.Request, user *User, project string) {
-	if !a.may(w, r.Context(), user, project, "list") {
+	if !a.may(r.Context(), w, user, project, "list") {
 		return
 	}
 	items, err := members.List(r.Context(), a.c, project)
@@ -134,10 +134,10 @@ func (a *membersAPI) put(w http.ResponseWriter, r *http.Request, user *User, pro
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !a.may(w, r.Context(), user, project, "update") {
+	if !a.may(r.Context(), w, user, project, "update") {
 		return
 	}
-	if req.Admin != nil && !a.mayChangeAdmin(w, r.Context(), user, project) {
+	if req.Admin != nil && !a.mayChangeAdmin(r.Context(), w, user, project) {
 		return
 	}
 	m.Admin = req.Admin != nil && *req.Admin
@@ -161,7 +161,7 @@ func (a *membersAPI) put(w http.ResponseWriter, r *http.Request, user *User, pro
 }
 
 func (a *membersAPI) delete(w http.ResponseWriter, r *http.Request, user *User, project, kind, name string) {
-	if !a.may(w, r.Context(), user, project, "delete") {
+	if !a.may(r.Context(), w, user, project, "delete") {
 		return
 	}
 	m, err := members.Get(r.Context(), a.c, project, kind, name)
@@ -169,7 +169,7 @@ func (a *membersAPI) delete(w http.ResponseWriter, r *http.Request, user *User, 
 		a.fail(w, project, err)
 		return
 	}
-	if m.Admin && !a.mayChangeAdmin(w, r.Context(), user, project) {
+	if m.Admin && !a.mayChangeAdmin(r.Context(), w, user, project) {
 		return
 	}
 	if err := members.Remove(r.Context(), a.c, project, kind, name); err != nil {
@@ -182,19 +182,19 @@ func (a *membersAPI) delete(w http.ResponseWriter, r *http.Request, user *User, 
 
 // may answers 403 and returns false unless user may verb the members of
 // project.
-func (a *membersAPI) may(w http.ResponseWriter, ctx context.Context, user *User, project, verb string) bool {
-	return a.check(w, ctx, user, authorizationv1.ResourceAttributes{Namespace: project, Verb: verb, Group: group, Resource: membersResource})
+func (a *membersAPI) may(ctx context.Context, w http.ResponseWriter, user *User, project, verb string) bool {
+	return a.check(ctx, w, user, authorizationv1.ResourceAttributes{Namespace: project, Verb: verb, Group: group, Resource: membersResource})
 }
 
 // mayChangeAdmin answers 403 and returns false unless user may update the
 // Project itself.
-func (a *membersAPI) mayChangeAdmin(w http.ResponseWriter, ctx context.Context, user *User, project string) bool {
-	return a.check(w, ctx, user, authorizationv1.ResourceAttributes{Verb: "update", Group: group, Resource: projectsResource, Name: project})
+func (a *membersAPI) mayChangeAdmin(ctx context.Context, w http.ResponseWriter, user *User, project string) bool {
+	return a.check(ctx, w, user, authorizationv1.ResourceAttributes{Verb: "update", Group: group, Resource: projectsResource, Name: project})
 }
 
 // check asks RBAC whether user may do attrs, answering 403 (or 503 when
 // the API server does not answer) and returning false when not.
-func (a *membersAPI) check(w http.ResponseWriter, ctx context.Context, user *User, attrs authorizationv1.ResourceAttributes) bool {
+func (a *membersAPI) check(ctx context.Context, w http.ResponseWriter, user *User, attrs authorizationv1.ResourceAttributes) bool {
 	ok, err := reviewAccess(ctx, a.c, user, attrs)
 	if err != nil {
 		a.log.Error(err, "Asking for access failed", "user", user.Name)

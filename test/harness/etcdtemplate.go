@@ -37,8 +37,11 @@ var templateKey = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	files, err := filepath.Glob(filepath.Join(root, "deploy", "crds", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return "", fmt.Errorf("no CRD files in deploy/crds: %v", err)
+	if err != nil {
+		return "", fmt.Errorf("listing deploy/crds: %w", err)
+	}
+	if len(files) == 0 {
+		return "", errors.New("no CRD files in deploy/crds")
 	}
 	slices.Sort(files)
 	h := sha256.New()
