@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -151,7 +152,11 @@ func (a *membersAPI) put(w http.ResponseWriter, r *http.Request, user *User, pro
 			return
 		}
 	}
-	a.log.Info("Project member set", "user", user.Name, "project", project, "kind", kind, "member", name, "scopes", m.Scopes, "admin", req.Admin)
+	admin := "unchanged"
+	if req.Admin != nil {
+		admin = strconv.FormatBool(*req.Admin)
+	}
+	a.log.Info("Project member set", "user", user.Name, "project", project, "kind", kind, "member", name, "scopes", m.Scopes, "admin", admin)
 	now, err := members.Get(r.Context(), a.c, project, kind, name)
 	if err != nil {
 		a.fail(w, project, err)
