@@ -136,7 +136,7 @@ func NewControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 			env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdData}
 		}
 		if cfg, err = env.Start(); err == nil && withCRDs {
-			err = waitForCRDs(cfg)
+			err = startedOnTemplate(env, cfg, scheme)
 		}
 		if err == nil {
 			break
@@ -264,4 +264,20 @@ func CreateNamespace(ctx context.Context, t testing.TB, c client.Client, name st
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
+}
+
+// startedOnTemplate finishes the start of a control plane on the etcd
+// template: it waits for the CRDs to be served and points the conversions
+// at this control plane's webhook server.
+func startedOnTemplate(env *envtest.Environment, cfg *rest.Config, scheme *runtime.Scheme) error {
+	if err := waitForCRDs(cfg); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), crdInstallTimeout)
+	defer cancel()
+	return pointConversions(ctx, env, c, scheme)
 }

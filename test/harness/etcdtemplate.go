@@ -1,20 +1,28 @@
 package harness
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 )
 
 // An API server that creates the 30 CRDs of deploy/crds spends about 12 s
@@ -28,6 +36,10 @@ import (
 
 // etcdTemplates is where the templates are kept, one directory per key.
 func etcdTemplates() string { return filepath.Join(CacheDir(), "envtest-etcd") }
+
+// templateFormat changes when what a template holds does, for the same
+// CRD files.
+const templateFormat = 2
 
 // templateKey names the template of the CRDs of deploy/crds for the
 // binaries of assets: a hash of both.
@@ -45,6 +57,7 @@ var templateKey = sync.OnceValues(func() (string, error) {
 	}
 	slices.Sort(files)
 	h := sha256.New()
+	fmt.Fprintf(h, "template %d\n", templateFormat)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -90,6 +103,7 @@ func etcdTemplate(assets string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	convertNothing(crds)
 	env := &envtest.Environment{
 		CRDs:                     crds,
 		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: crdInstallTimeout},
@@ -165,4 +179,68 @@ func copyTemplate(tpl string) (string, error) {
 		_ = os.Remove(f)
 	}
 	return data, nil
+}
+
+// convertNothing clears the conversion of the template's CRDs: envtest
+// points a CRD whose kind the scheme converts at the webhook server of the
+// control plane that installs it, and drops any other's conversion webhook;
+// the template's serves all, so each start points its own
+// (pointConversions).
+func convertNothing(crds []*apiextensionsv1.CustomResourceDefinition) {
+	for _, crd := range crds {
+		crd.Spec.Conversion = nil
+	}
+}
+
+// pointConversions does for the CRDs of a control plane started on the
+// template what envtest does for those it installs: each CRD whose kind
+// scheme converts gets the conversion webhook of env's webhook server.
+func pointConversions(ctx context.Context, env *envtest.Environment, c client.Client, scheme *runtime.Scheme) error {
+	wh := env.WebhookInstallOptions
+	if len(wh.LocalServingCAData) == 0 {
+		return nil
+	}
+	crds, err := projectCRDs()
+	if err != nil {
+		return err
+	}
+	url := "https://" + net.JoinHostPort(wh.LocalServingHost, strconv.Itoa(wh.LocalServingPort)) + "/convert"
+	for _, want := range crds {
+		if want.Spec.PreserveUnknownFields || !convertible(scheme, schema.GroupKind{Group: want.Spec.Group, Kind: want.Spec.Names.Kind}) {
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, crd); err != nil {
+			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		}
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+			Strategy: apiextensionsv1.WebhookConverter,
+			Webhook: &apiextensionsv1.WebhookConversion{
+				ConversionReviewVersions: []string{"v1", "v1beta1"},
+				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: wh.LocalServingCAData},
+			},
+		}
+		if err := c.Update(ctx, crd); err != nil {
+			return fmt.Errorf("pointing the conversion of CRD %s at the webhook server: %w", want.Name, err)
+		}
+	}
+	return nil
+}
+
+// convertible tells whether scheme converts some version of gk to another
+// (a hub and its spokes).
+func convertible(scheme *runtime.Scheme, gk schema.GroupKind) bool {
+	for gvk := range scheme.AllKnownTypes() {
+		if gvk.GroupKind() != gk {
+			continue
+		}
+		obj, err := scheme.New(gvk)
+		if err != nil {
+			continue
+		}
+		if ok, err := conversion.IsConvertible(scheme, obj); ok && err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -60,7 +60,6 @@ func membersTests(t *testing.T, e *env) {
 			t.Fatalf("a build member on the Notebook: %d %q", code, body)
 		}
 		<-e.reached
-		<-e.dials
 		code, body := e.do(t, "GET", url(), dave, nil)
 		if code != http.StatusOK {
 			t.Fatalf("listing: %d %q", code, body)
@@ -105,7 +104,7 @@ func membersTests(t *testing.T, e *env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, role := range []string{"cluster-admin", "admin", "accelstack-project-member"} {
+		for _, role := range []string{"cluster-admin", "accelstack-project-member", "accelstack-managed-project-sa"} {
 			rb := &rbacv1.RoleBinding{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "escalate-" + role},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
