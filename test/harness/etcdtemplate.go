@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -41,8 +42,8 @@ func etcdTemplates() string { return filepath.Join(CacheDir(), "envtest-etcd") }
 // CRD files.
 const templateFormat = 2
 
-// templateKey names the template of the CRDs of deploy/crds for the
-// binaries of assets: a hash of both.
+// templateKey is the hash of the CRD files of deploy/crds and of the
+// template's format; etcdTemplate adds the Kubernetes binaries'.
 var templateKey = sync.OnceValues(func() (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -118,15 +119,14 @@ func etcdTemplate(assets string) (string, error) {
 	if err := env.Stop(); err != nil {
 		return "", fmt.Errorf("stopping the etcd template's control plane: %w", err)
 	}
-	if err := os.Rename(data, dir); err != nil && !errors.Is(err, fs.ErrExist) && !isNotEmpty(err) {
+	// A rename onto the template another process kept first fails with
+	// ENOTEMPTY (or EEXIST); that one serves.
+	if err := os.Rename(data, dir); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) {
 		return "", fmt.Errorf("keeping the etcd template: %w", err)
 	}
 	pruneTemplates()
 	return dir, nil
 }
-
-// isNotEmpty tells a rename onto a directory another process made first.
-func isNotEmpty(err error) bool { return strings.Contains(err.Error(), "directory not empty") }
 
 // keptTemplates is how many templates the cache keeps: the newest, for
 // checkouts of other CRDs that test on the same machine.
