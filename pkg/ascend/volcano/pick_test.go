@@ -231,3 +231,46 @@ func TestTakenForgottenOnDelete(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// slowPatch answers PatchPod only after delay, as a busy API server does,
+// and fails if the caller's context ends first.
+type slowPatch struct {
+	nodeclienttest.Typed
+	delay time.Duration
+}
+
+func (s slowPatch) PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) error {
+	select {
+	case <-time.After(s.delay):
+		return s.Typed.PatchPod(ctx, namespace, name, pt, data)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestPickChipsSlowWriteBack: a patch answered after the wait for the pod
+// has run out still gives the pod its chips; the wait bounds finding the
+// pod, not writing to it.
+func TestPickChipsSlowWriteBack(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode}},
+		testPod("worker", "Ascend910-2", 0, withAnnotation(AnnotationPredicateTimeKey, "1000")))
+	wait := 100 * time.Millisecond
+	p, err := New(Options{NodeName: testNode, Client: slowPatch{nodeclienttest.Typed{C: cs.CoreV1()}, 3 * wait}, Wait: wait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	chips, err := p.PickChips(context.Background(), testResource, []string{"Ascend910-3"}, resolveIDs)
+	if err != nil {
+		t.Fatalf("PickChips: %v", err)
+	}
+	if diff := cmp.Diff([]string{"Ascend910-2"}, chipIDs(chips)); diff != "" {
+		t.Errorf("chips (-want +got):\n%s", diff)
+	}
+	if got := annotationsOf(t, cs, "worker")[AnnotationRealKey]; got != "Ascend910-2" {
+		t.Errorf("worker %s = %q, want Ascend910-2", AnnotationRealKey, got)
+	}
+}

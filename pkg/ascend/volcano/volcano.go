@@ -53,6 +53,13 @@ const (
 // MaxWait is the longest an Allocate waits for Volcano's pod.
 const MaxWait = 3 * time.Second
 
+// WriteTimeout bounds the patch that writes the chips back to the pod. It
+// is apart from MaxWait: once the pod is found, giving up because a busy
+// API server took longer than the wait's leftover fails the pod's
+// admission for good (UnexpectedAdmissionError), while a late answer only
+// delays it.
+const WriteTimeout = 30 * time.Second
+
 // DefaultSchedulerName is Volcano's scheduler name; only pods with it are
 // served.
 const DefaultSchedulerName = "volcano"
@@ -373,9 +380,10 @@ func parseAnnotation(s string) ([]string, error) {
 
 // allocate finds the pod Volcano placed here for len(ids) chips, waiting
 // at most v.wait for it to reach the cache, checks its chips, and writes
-// the real chips and the rank-table entry back to the pod.
-func (v *volcano) allocate(ctx context.Context, resource string, ids []string, resolve func([]string) ([]ascend.Chip, error)) ([]ascend.Chip, error) {
-	ctx, cancel := context.WithTimeout(ctx, v.wait)
+// the real chips and the rank-table entry back to the pod, taking at most
+// WriteTimeout for that.
+func (v *volcano) allocate(parent context.Context, resource string, ids []string, resolve func([]string) ([]ascend.Chip, error)) ([]ascend.Chip, error) {
+	ctx, cancel := context.WithTimeout(parent, v.wait)
 	defer cancel()
 	logger := klog.FromContext(ctx)
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -404,7 +412,10 @@ func (v *volcano) allocate(ctx context.Context, resource string, ids []string, r
 			if err != nil {
 				return nil, status.Errorf(status.Code(err), "pod %s/%s: %s", c.pod.Namespace, c.pod.Name, status.Convert(err).Message())
 			}
-			if err := v.writeBack(ctx, c.pod, resource, chips, ids); err != nil {
+			wctx, wcancel := context.WithTimeout(parent, WriteTimeout)
+			err = v.writeBack(wctx, c.pod, resource, chips, ids)
+			wcancel()
+			if err != nil {
 				return nil, err
 			}
 			logger.Info("Allocated Volcano-chosen NPUs", "pod", klog.KObj(c.pod), "devices", c.ids)
