@@ -38,6 +38,9 @@ VERSITYGW_VERSION       ?= v1.8.0
 # rclone is built from hack/tools/rclone (the version its go.mod pins), with
 # the backends and commands that csi-s3 and the benchmarks run.
 RCLONE_VERSION           = $(shell awk '$$1 == "require" && $$2 == "github.com/rclone/rclone" {print $$3}' hack/tools/rclone/go.mod)
+# Ory Hydra, the OpenID Connect provider the tests sign in with, is built
+# from hack/tools/hydra (the version its go.mod pins), with SQLite.
+HYDRA_VERSION            = $(shell awk '$$1 == "require" && $$2 == "github.com/ory/hydra/v2" {print $$3}' hack/tools/hydra/go.mod)
 CSI_PROVISIONER_VERSION ?= v5.3.0
 # kube-router's network-policy controller enforces NetworkPolicies on the
 # local test cluster (test/cluster) only: it is never shipped in an image.
@@ -53,6 +56,8 @@ GOLANGCI_LINT   := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 VERSITYGW       := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 # The name holds a hash of hack/tools/rclone, so a change there builds anew.
 RCLONE          := $(LOCALBIN)/rclone-$(RCLONE_VERSION)-$(shell cat hack/tools/rclone/go.mod hack/tools/rclone/go.sum hack/tools/rclone/main.go | sha256sum | cut -c1-8)
+# The same for hack/tools/hydra.
+HYDRA           := $(LOCALBIN)/hydra-$(HYDRA_VERSION)-$(shell cat hack/tools/hydra/go.mod hack/tools/hydra/go.sum hack/tools/hydra/main.go | sha256sum | cut -c1-8)
 CSI_PROVISIONER := $(LOCALBIN)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
 KUBE_ROUTER     := $(LOCALBIN)/kube-router-$(KUBE_ROUTER_VERSION)
 TRAINING_OPERATOR := $(LOCALBIN)/training-operator-$(TRAINING_OPERATOR_VERSION)
@@ -163,8 +168,8 @@ test: envtest-assets tools ## Everything CI runs: lint, unit and real-part tests
 	if [ $$lint -ne 0 ] || [ $$tests -ne 0 ]; then echo "lint: exit $$lint; tests: exit $$tests"; exit 1; fi
 
 .PHONY: test-go
-test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module's too, and integration against real parts from the cache).
-	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE); \
+test-go: $(VERSITYGW) $(RCLONE) $(HYDRA) ## Run the Go tests (unit, the scheduler module's too, and integration against real parts from the cache).
+	@export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) ACCELSTACK_HYDRA=$(HYDRA); \
 	units=$$(go list ./... | grep -v '/test/integration'); \
 	echo "go test $(GO_TEST_FLAGS) $(INTEGRATION_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) (alongside the unit packages)"; \
 	go test $(GO_TEST_FLAGS) $(INTEGRATION_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
@@ -180,7 +185,7 @@ test-go: $(VERSITYGW) $(RCLONE) ## Run the Go tests (unit, the scheduler module'
 
 .PHONY: bench
 bench: envtest-assets tools bench-tools ## Run the Go benchmarks and each bench program in test/bench/*, and write their tables into docs/benchmarks.md.
-	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) \
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) ACCELSTACK_VERSITYGW=$(VERSITYGW) ACCELSTACK_RCLONE=$(RCLONE) ACCELSTACK_HYDRA=$(HYDRA) \
 		ACCELSTACK_TRAINING_OPERATOR=$(TRAINING_OPERATOR) ACCELSTACK_SCHEDULER_PLUGINS=$(SCHEDULER_PLUGINS) \
 		ACCELSTACK_KWOK=$(KWOK) ACCELSTACK_OAUTH2_PROXY=$(OAUTH2_PROXY) \
 		go run ./hack/benchdoc -doc docs/benchmarks.md -bench-dir test/bench
@@ -216,7 +221,7 @@ envtest-assets: ## Build (or find cached) etcd, kube-apiserver and friends; prin
 	hack/envtest-assets.sh
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) $(RCLONE) $(CSI_PROVISIONER) $(KUBE_ROUTER) ## Install the pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(VERSITYGW) $(RCLONE) $(HYDRA) $(CSI_PROVISIONER) $(KUBE_ROUTER) ## Install the pinned tools into the cache.
 
 $(CONTROLLER_GEN):
 	$(call go-install-tool,$@,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_GEN_VERSION),controller-gen)
@@ -229,6 +234,13 @@ $(RCLONE):
 	@set -e; echo "building rclone $(RCLONE_VERSION) (hack/tools/rclone)"; mkdir -p $(LOCALBIN); \
 		go -C hack/tools/rclone build -trimpath -ldflags "-s -w -X github.com/rclone/rclone/fs.Version=$(RCLONE_VERSION)" -o $@ .; \
 		ln -sf $$(basename $@) $(LOCALBIN)/rclone
+# cgo for SQLite, the database the tests run Hydra on.
+$(HYDRA):
+	@test -n "$(HYDRA_VERSION)" || { echo "no github.com/ory/hydra/v2 requirement in hack/tools/hydra/go.mod"; exit 1; }
+	@set -e; echo "building hydra $(HYDRA_VERSION) (hack/tools/hydra)"; mkdir -p $(LOCALBIN); \
+		CGO_ENABLED=1 go -C hack/tools/hydra build -trimpath -tags sqlite,sqlite_omit_load_extension \
+			-ldflags "-s -w -X github.com/ory/hydra/v2/driver/config.Version=$(HYDRA_VERSION)" -o $@ .; \
+		ln -sf $$(basename $@) $(LOCALBIN)/hydra
 $(CSI_PROVISIONER):
 	$(call go-build-module-tool,$@,github.com/kubernetes-csi/external-provisioner/v5,$(CSI_PROVISIONER_VERSION),./cmd/csi-provisioner,csi-provisioner)
 # Only the one binary, for the test cluster (see KUBE_ROUTER_VERSION).

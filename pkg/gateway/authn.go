@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/pkg/members"
 )
 
@@ -28,6 +29,9 @@ type User struct {
 	Scopes []members.Scope
 	// KeyID is the API key's ID when the credential is one.
 	KeyID string
+
+	// session is the login session when the credential is one.
+	session *login.Session
 }
 
 // Credential errors, answered 401.
@@ -139,6 +143,29 @@ func (r tokenResult) result() (*User, error) {
 	u := *r.user
 	u.Groups = slices.Clone(u.Groups)
 	return &u, nil
+}
+
+// authenticatedGroup is the group Kubernetes gives every authenticated
+// user; RBAC bindings to it hold for logged-in users too.
+const authenticatedGroup = "system:authenticated"
+
+// SessionAuthenticator authenticates a request without an Authorization
+// header by its login session cookie, and every other request by Next: a
+// bearer credential always wins over a cookie.
+type SessionAuthenticator struct {
+	Login *login.Login
+	Next  Authenticator
+}
+
+// Authenticate implements Authenticator.
+func (a SessionAuthenticator) Authenticate(ctx context.Context, r *http.Request) (*User, error) {
+	if r.Header.Get("Authorization") == "" {
+		if s, ok := a.Login.Session(r); ok {
+			groups := append(slices.Clone(s.Groups), authenticatedGroup)
+			return &User{Name: s.User, Groups: groups, session: s}, nil
+		}
+	}
+	return a.Next.Authenticate(ctx, r)
 }
 
 // bearer returns the credential of the request's Authorization header.

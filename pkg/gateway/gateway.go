@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httputil"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/gateway/login"
 )
 
 // Paths the gateway answers itself.
@@ -38,6 +40,9 @@ type Gateway struct {
 	// reviews access and writes member RoleBindings with; nil serves no
 	// members API.
 	Client client.Client
+	// Login is the browser login; nil serves none, and the Authenticator
+	// then knows no sessions.
+	Login *login.Login
 	// Transport carries the proxied requests.
 	Transport http.RoundTripper
 	Log       logr.Logger
@@ -79,6 +84,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle(KeysPath+"/", keys)
 	if g.Client != nil {
 		mux.Handle(ProjectsPath+"/", &membersAPI{c: g.Client, authn: g.Authenticator, log: g.Log})
+	}
+	if g.Login != nil {
+		g.Login.Register(mux)
 	}
 	mux.HandleFunc("/", g.serveWorkload)
 	return g.routeHosts(mux)
@@ -131,6 +139,10 @@ func (g *Gateway) handle(w http.ResponseWriter, r *http.Request) (Route, *User) 
 	var user *User
 	if !rt.Public() {
 		if user, err = g.Authenticator.Authenticate(ctx, r); err != nil {
+			if errors.Is(err, ErrNoCredential) && g.Login != nil && rt.Resource != Serving && login.WantsPage(r) {
+				login.RedirectToLogin(w, r)
+				return rt, nil
+			}
 			authnError(w, g.Log, err)
 			return rt, nil
 		}
@@ -206,10 +218,22 @@ func (g *Gateway) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	http.Error(w, "the workload did not answer", http.StatusBadGateway)
 }
 
+// gatewayCookies are the cookies of the gateway and its login, which no
+// workload sees.
+var gatewayCookies = []string{activity.AccessCookie, login.SessionCookie, login.FlowCookie, login.FormCookie}
+
+// ownCookie reports whether a cookie is the gateway's or the identity
+// provider's (whose cookies a browser sends to every path of the provider's
+// host when it shares the gateway's): no workload sees those.
+func ownCookie(name string) bool {
+	return slices.Contains(gatewayCookies, name) || strings.HasPrefix(name, login.ProviderCookiePrefix)
+}
+
 // rewrite makes the outgoing request of a proxied one: to the upstream, at
 // the route's path, with the client's Host (Jupyter and code-server check
 // WebSocket origins against it), X-Forwarded headers, and the workload's
-// access token as its only credential.
+// access token as its only credential: the client's own access token and
+// login cookies are removed.
 func rewrite(pr *httputil.ProxyRequest) {
 	t := pr.In.Context().Value(targetKey).(*target)
 	out := pr.Out
@@ -225,17 +249,18 @@ func rewrite(pr *httputil.ProxyRequest) {
 	if t.upstream.Token != "" {
 		token = []string{activity.AccessCookie + "=" + t.upstream.Token}
 	}
-	replaceCookies(out.Header, activity.AccessCookie, token...)
+	replaceCookies(out.Header, ownCookie, token...)
 }
 
-// replaceCookies removes the cookies named name from the Cookie headers of
-// h and adds the cookies add, leaving one Cookie header, as HTTP/1.1 wants.
-func replaceCookies(h http.Header, name string, add ...string) {
+// replaceCookies removes the cookies whose names drop reports from the
+// Cookie headers of h and adds the cookies add, leaving one Cookie header,
+// as HTTP/1.1 wants.
+func replaceCookies(h http.Header, drop func(name string) bool, add ...string) {
 	var kept []string
 	for _, line := range h.Values("Cookie") {
 		for part := range strings.SplitSeq(line, ";") {
 			part = strings.TrimSpace(part)
-			if n, _, _ := strings.Cut(part, "="); part != "" && n != name {
+			if n, _, _ := strings.Cut(part, "="); part != "" && !drop(n) {
 				kept = append(kept, part)
 			}
 		}

@@ -282,7 +282,7 @@ func TestGatewayProxiesWithTheWorkloadsToken(t *testing.T) {
 	e := newTestEnv(t)
 	const path = "/t9k/notebooks/projects/demo/name/nb/api/kernels"
 	code, body := e.do(t, "GET", "ai.example.com", path+"?a=b", aliceToken, nil, http.Header{
-		"Cookie": {"_xsrf=abc; t9k-access=forged; theme=dark"}, activity.ProbeHeader: {"1"},
+		"Cookie": {"_xsrf=abc; t9k-access=forged; t9k-session=sealed; theme=dark; t9k-login=flow; ory_hydra_session=s"}, activity.ProbeHeader: {"1"},
 	})
 	if code != http.StatusOK || body != "upstream "+path {
 		t.Fatalf("got %d %q", code, body)

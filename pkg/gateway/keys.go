@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/pkg/members"
 )
 
@@ -147,7 +148,16 @@ func authenticateAccount(w http.ResponseWriter, r *http.Request, authn Authentic
 		http.Error(w, "forbidden: API keys cannot manage "+what+"; use a login or a Kubernetes token", http.StatusForbidden)
 		return nil, false
 	}
+	if user.session != nil && !safeMethod(r.Method) && !login.ValidCSRF(r, user.session) {
+		http.Error(w, "forbidden: a request with a login session that changes "+what+" must carry the session's "+login.CSRFHeader+" header", http.StatusForbidden)
+		return nil, false
+	}
 	return user, true
+}
+
+// safeMethod reports whether method only reads.
+func safeMethod(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
 // writeJSON answers v as JSON with code.

@@ -61,8 +61,9 @@ func (e *BadPathError) Error() string { return "bad path: " + e.Reason }
 // serving hosts <service>.<namespace>.<ServingDomain>
 // (webroute.ServingHost).
 type Router struct {
-	// Host is the gateway's host; empty accepts path routes on any host
-	// that is not a serving host.
+	// Host is the gateway's host, with an optional port that routing
+	// ignores; empty accepts path routes on any host that is not a
+	// serving host.
 	Host string
 	// ServingDomain is the domain of serving hosts; empty serves none.
 	ServingDomain string
@@ -76,7 +77,7 @@ func (rt Router) Route(r *http.Request) (Route, error) {
 			return servingRoute(sub, r.URL.Path)
 		}
 	}
-	if rt.Host != "" && !strings.EqualFold(host, rt.Host) {
+	if rt.Host != "" && !strings.EqualFold(host, hostOnly(rt.Host)) {
 		return Route{}, ErrNoRoute
 	}
 	if err := checkPath(r); err != nil {

@@ -41,6 +41,12 @@ func TestRoute(t *testing.T) {
 			t.Errorf("%s%s: got %+v, %v; want %+v", tc.host, tc.target, got, err, tc.want)
 		}
 	}
+	// A Host flag with a port routes by the host alone.
+	withPort := Router{Host: "ai.example.com:8443"}
+	r := httptest.NewRequest("GET", "https://ai.example.com:8443/tensorboard/demo/tb/", nil)
+	if got, err := withPort.Route(r); err != nil || got.Name != "tb" {
+		t.Errorf("a Host with a port: got %+v, %v", got, err)
+	}
 }
 
 func TestRouteRefuses(t *testing.T) {

@@ -44,11 +44,13 @@ type Options struct {
 	CacheSize int
 	// MaxHeaderBytes bounds a request's head; a larger one is answered 431.
 	MaxHeaderBytes int
+	// Login configures the browser login.
+	Login LoginOptions
 }
 
 // DefaultOptions returns the defaults of the flags.
 func DefaultOptions() Options {
-	return Options{Address: ":8443", MetricsAddress: ":9090", Namespace: "accelstack-system", CacheTTL: 10 * time.Second, CacheSize: 10000, MaxHeaderBytes: 64 << 10}
+	return Options{Address: ":8443", MetricsAddress: ":9090", Namespace: "accelstack-system", CacheTTL: 10 * time.Second, CacheSize: 10000, MaxHeaderBytes: 64 << 10, Login: DefaultLoginOptions()}
 }
 
 // New returns a gateway with clients of cfg.
@@ -62,9 +64,18 @@ func New(cfg *rest.Config, opts Options, log logr.Logger, reg prometheus.Registe
 		return nil, fmt.Errorf("building the API client: %w", err)
 	}
 	keys := apikey.NewStore(c, opts.Namespace, opts.CacheTTL, time.Minute)
+	var authn Authenticator = NewBearerAuthenticator(keys, c, opts.Audiences, opts.CacheTTL, opts.CacheSize)
+	lg, err := newLogin(opts.Login, opts.Host, log)
+	if err != nil {
+		return nil, err
+	}
+	if lg != nil {
+		authn = SessionAuthenticator{Login: lg, Next: authn}
+	}
 	return &Gateway{
 		Router:        Router{Host: opts.Host, ServingDomain: opts.ServingDomain},
-		Authenticator: NewBearerAuthenticator(keys, c, opts.Audiences, opts.CacheTTL, opts.CacheSize),
+		Authenticator: authn,
+		Login:         lg,
 		Authorizer:    NewSARAuthorizer(c, opts.CacheTTL, opts.CacheSize),
 		Resolver:      NewResolver(c, opts.CacheTTL, opts.CacheSize),
 		Keys:          keys,
@@ -109,6 +120,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) e
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    opts.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	if g.Login != nil {
+		go registerClient(ctx, g.Login, 5*time.Second, log)
 	}
 	servers := []*http.Server{srv}
 	errs := make(chan error, 2)
