@@ -43,6 +43,9 @@ type Gateway struct {
 	// Login is the browser login; nil serves none, and the Authenticator
 	// then knows no sessions.
 	Login *login.Login
+	// Provider serves the identity provider's public endpoints under
+	// login.ProviderPath; nil serves none.
+	Provider http.Handler
 	// Transport carries the proxied requests.
 	Transport http.RoundTripper
 	Log       logr.Logger
@@ -87,6 +90,9 @@ func (g *Gateway) Handler() http.Handler {
 	}
 	if g.Login != nil {
 		g.Login.Register(mux)
+	}
+	if g.Provider != nil {
+		mux.Handle(login.ProviderPath+"/", g.Provider)
 	}
 	mux.HandleFunc("/", g.serveWorkload)
 	return g.routeHosts(mux)

@@ -53,8 +53,9 @@ func DefaultOptions() Options {
 	return Options{Address: ":8443", MetricsAddress: ":9090", Namespace: "accelstack-system", CacheTTL: 10 * time.Second, CacheSize: 10000, MaxHeaderBytes: 64 << 10, Login: DefaultLoginOptions()}
 }
 
-// New returns a gateway with clients of cfg.
-func New(cfg *rest.Config, opts Options, log logr.Logger, reg prometheus.Registerer) (*Gateway, error) {
+// New returns a gateway with clients of cfg; ctx bounds reading, or
+// creating, the login Secret.
+func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger, reg prometheus.Registerer) (*Gateway, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("building the scheme: %w", err)
@@ -65,7 +66,7 @@ func New(cfg *rest.Config, opts Options, log logr.Logger, reg prometheus.Registe
 	}
 	keys := apikey.NewStore(c, opts.Namespace, opts.CacheTTL, time.Minute)
 	var authn Authenticator = NewBearerAuthenticator(keys, c, opts.Audiences, opts.CacheTTL, opts.CacheSize)
-	lg, err := newLogin(opts.Login, opts.Host, log)
+	lg, provider, err := newLogin(ctx, c, opts.Namespace, opts.Login, opts.Host, log)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +77,7 @@ func New(cfg *rest.Config, opts Options, log logr.Logger, reg prometheus.Registe
 		Router:        Router{Host: opts.Host, ServingDomain: opts.ServingDomain},
 		Authenticator: authn,
 		Login:         lg,
+		Provider:      provider,
 		Authorizer:    NewSARAuthorizer(c, opts.CacheTTL, opts.CacheSize),
 		Resolver:      NewResolver(c, opts.CacheTTL, opts.CacheSize),
 		Keys:          keys,
@@ -104,7 +106,7 @@ func NewTransport() *http.Transport {
 // Run serves the gateway until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) error {
 	reg := prometheus.NewRegistry()
-	g, err := New(cfg, opts, log, reg)
+	g, err := New(ctx, cfg, opts, log, reg)
 	if err != nil {
 		return err
 	}
@@ -122,7 +124,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) e
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	if g.Login != nil {
-		go registerClient(ctx, g.Login, 5*time.Second, log)
+		go registerClient(ctx, g.Login, 5*time.Second, time.Minute, log)
 	}
 	servers := []*http.Server{srv}
 	errs := make(chan error, 2)

@@ -39,6 +39,10 @@ const (
 	// LoggedOutPath is the page shown after a logout (the provider's
 	// urls.post_logout_redirect).
 	LoggedOutPath = "/t9k/security/server/idp/logged-out"
+	// ProviderPath is where the gateway serves the identity provider's
+	// public endpoints when the provider's issuer is on the gateway's own
+	// host (https://<host>/t9k/security/oidc).
+	ProviderPath = "/t9k/security/oidc"
 )
 
 // flowTTL bounds a login in progress.

@@ -137,6 +137,7 @@ func TestGateway(t *testing.T) {
 	})
 	t.Run("members", func(t *testing.T) { membersTests(t, e) })
 	t.Run("browser login", func(t *testing.T) { loginTests(t, e) })
+	t.Run("browser login at the gateway's provider path", func(t *testing.T) { providerLoginTests(t, e) })
 	select {
 	case r := <-e.reached:
 		t.Errorf("a refused request reached the workload: %s", r.URL)
@@ -184,7 +185,7 @@ func (e *env) gateway(ctx context.Context, t *testing.T, opts gateway.Options) *
 	t.Helper()
 	cfg := rest.AnonymousClientConfig(e.cp.Config)
 	cfg.BearerToken = e.token(ctx, t, "accelstack-system", "gateway")
-	g, err := gateway.New(cfg, opts, logr.Discard(), prometheus.NewRegistry())
+	g, err := gateway.New(ctx, cfg, opts, logr.Discard(), prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

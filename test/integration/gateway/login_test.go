@@ -4,14 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -20,68 +17,49 @@ import (
 	"github.com/accelstack/accelstack/pkg/gateway"
 	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/loginclient"
 )
 
-// browser is an HTTP client with cookies that follows redirects, as a
-// browser does, trusting the gateway's test certificate.
-type browser struct {
-	*http.Client
-	gw *httptest.Server
+// browser is a loginclient.Browser that fails the test on an error,
+// trusting the gateway's test certificate.
+type browser struct{ *loginclient.Browser }
+
+func newBrowser(t *testing.T, gw *httptest.Server) *browser {
+	t.Helper()
+	roots := gw.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	b, err := loginclient.New(gw.URL, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &browser{b}
 }
 
 // get opens target (a path on the gateway, or a URL) as a page.
 func (b *browser) get(t *testing.T, target string) (*http.Response, string) {
 	t.Helper()
-	if strings.HasPrefix(target, "/") {
-		target = b.gw.URL + target
-	}
-	req, err := http.NewRequest("GET", target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/html,application/xhtml+xml")
-	return b.send(t, req)
+	return must(b.Get(context.Background(), target))(t)
 }
 
 func (b *browser) send(t *testing.T, req *http.Request) (*http.Response, string) {
 	t.Helper()
-	resp, err := b.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp, string(body)
+	return must(b.Send(req))(t)
 }
-
-var hiddenRE = regexp.MustCompile(`name="(challenge|csrf)" value="([^"]*)"`)
 
 // submit fills the login form of page and posts it.
 func (b *browser) submit(t *testing.T, page, user, password string) (*http.Response, string) {
 	t.Helper()
-	form := url.Values{"username": {user}, "password": {password}}
-	for _, m := range hiddenRE.FindAllStringSubmatch(page, -1) {
-		form.Set(m[1], m[2])
-	}
-	if form.Get("challenge") == "" || form.Get("csrf") == "" {
-		t.Fatalf("no login form in the page:\n%s", page)
-	}
-	req, err := http.NewRequest("POST", b.gw.URL+login.LoginAppPath, strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return b.send(t, req)
+	return must(b.Submit(context.Background(), page, user, password))(t)
 }
 
-func newBrowser(t *testing.T, gw *httptest.Server) *browser {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
+// must fails the test on err, else returns resp and body.
+func must(resp *http.Response, body string, err error) func(*testing.T) (*http.Response, string) {
+	return func(t *testing.T) (*http.Response, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
 	}
-	tr := gw.Client().Transport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs, MinVersion: tls.VersionTLS12}
-	return &browser{Client: &http.Client{Jar: jar, Transport: tr}, gw: gw}
 }
 
 // loginTests: a browser logs in through the gateway, Ory Hydra and
