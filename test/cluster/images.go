@@ -21,9 +21,9 @@ const ImageTag = "local"
 func Image(name string) string { return "localhost/accelstack/" + name + ":" + ImageTag }
 
 // tools are the pinned tools from the tool cache that get an image each:
-// versitygw, the demo's S3 endpoint, and csi-provisioner, the csi-s3
-// controller's sidecar.
-var tools = []string{"versitygw", "csi-provisioner"}
+// versitygw, the demo's S3 endpoint, csi-provisioner, the csi-s3
+// controller's sidecar, and Ory Hydra, the login's identity provider.
+var tools = []string{"versitygw", "csi-provisioner", "hydra"}
 
 // buildImages builds the pause and busybox images, one image per accelstack
 // binary as package images defines it (named Image(binary)), one per tool,

@@ -13,8 +13,9 @@ import (
 	"github.com/accelstack/accelstack/test/harness"
 )
 
-// TestSidecarVersionsMatchDeploy checks that the csi-provisioner the tool
-// cache builds for the local cluster's image is the version deploy/ runs.
+// TestSidecarVersionsMatchDeploy checks that the csi-provisioner and the
+// Hydra the tool cache builds for the local cluster's images are the
+// versions deploy/ runs.
 func TestSidecarVersionsMatchDeploy(t *testing.T) {
 	root, err := harness.RepoRoot()
 	if err != nil {
@@ -36,6 +37,11 @@ func TestSidecarVersionsMatchDeploy(t *testing.T) {
 	deployed := find("deploy/csi-s3/controller.yaml", `image:\s*registry\.k8s\.io/sig-storage/csi-provisioner:(v\S+)`)
 	if built != deployed {
 		t.Errorf("the Makefile builds csi-provisioner %s for the local cluster; deploy/csi-s3/controller.yaml runs %s", built, deployed)
+	}
+	built = find("hack/tools/hydra/go.mod", `(?m)^require github\.com/ory/hydra/v2 (v\S+)$`)
+	deployed = find("deploy/identity/hydra.yaml", `image:\s*docker\.io/oryd/hydra:(v\S+)`)
+	if built != deployed {
+		t.Errorf("make tools builds Hydra %s for the local cluster; deploy/identity/hydra.yaml runs %s", built, deployed)
 	}
 }
 

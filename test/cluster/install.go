@@ -22,17 +22,21 @@ const AscendNodeLabel = "accelerator=huawei-Ascend910"
 
 // workloads are what Install waits for, as kubectl rollout targets.
 var workloads = []string{
-	"deployment/s3", "deployment/controllers", "deployment/csi-s3-controller", "deployment/t9k-scheduler", "deployment/gateway",
+	"deployment/s3", "deployment/controllers", "deployment/csi-s3-controller", "deployment/t9k-scheduler", "deployment/gateway", "deployment/hydra",
 	"daemonset/device-plugin", "daemonset/ascend-device-plugin", "daemonset/node-agent", "daemonset/csi-s3-node",
 }
 
 // Install applies accelstack's manifests for this cluster
 // (test/cluster/manifests: deploy/ with the local images and simulated
-// accelerators) and waits until every workload is rolled out.
+// accelerators), with the demo user of the browser login, and waits until
+// every workload is rolled out.
 func (c *Cluster) Install(ctx context.Context) error {
 	log := klog.FromContext(ctx)
 	step := stepper(log, time.Now())
 	if _, err := c.Kubectl(ctx, "label", "node", NodeName, AscendNodeLabel, "--overwrite"); err != nil {
+		return err
+	}
+	if err := c.createDemoUser(ctx); err != nil {
 		return err
 	}
 	// Server-side apply: the CRDs are too large for the last-applied annotation.

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +25,9 @@ import (
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/explorer"
+	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/test/cluster"
+	"github.com/accelstack/accelstack/test/loginclient"
 )
 
 // TestGatewayOpensExplorer reaches an Explorer of a Project through the
@@ -81,6 +85,50 @@ func TestGatewayOpensExplorer(t *testing.T) {
 	}
 	gatewayGet(ctx, t, codeServer, "", http.StatusUnauthorized, false)
 	gatewayGet(ctx, t, codeServer, outsider, http.StatusForbidden, false)
+
+	t.Run("the demo user logs in with a browser and opens the Explorer", func(t *testing.T) {
+		// The group of the user the install created is a member of the
+		// Project; the ID token carries it.
+		if err := c.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo-users"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "accelstack-project-member"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: cluster.DemoGroup}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		password, err := clus.DemoPassword()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := loginclient.New(cluster.GatewayURL, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test cluster's self-signed gateway
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := explorer.URLPrefix(ns, ex.Name, explorer.CodeServer)
+		// Hydra may still be starting, and the gateway registering its
+		// client: retry the whole login until it opens the Explorer.
+		var resp *http.Response
+		var body string
+		err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+			b.Jar, _ = cookiejar.New(nil)
+			resp, body, err = b.Login(ctx, target, cluster.DemoUser, password)
+			if err != nil {
+				t.Logf("login: %v", err)
+				return false, nil
+			}
+			return resp.StatusCode == http.StatusOK, nil
+		})
+		if err != nil || json.Unmarshal([]byte(body), &folder) != nil || folder.Folder != explorer.MountPath {
+			t.Fatalf("logging in as %s and opening %s: %v, last answer %v: %s", cluster.DemoUser, target, err, resp, body)
+		}
+		if resp.Request.URL.String() != cluster.GatewayURL+target {
+			t.Errorf("the login ended at %s, want %s", resp.Request.URL, cluster.GatewayURL+target)
+		}
+		resp, body, err = b.Get(ctx, login.SessionPath)
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(body, `"user":"`+cluster.DemoUser+`"`) {
+			t.Errorf("the session: %v %v %s", err, resp, body)
+		}
+	})
 }
 
 // serviceAccountToken creates the ServiceAccount name of ns, binds it the

@@ -58,7 +58,7 @@ func TestDeployManifestsApply(t *testing.T) {
 			t.Errorf("DaemonSet %s: %v", name, err)
 		}
 	}
-	for _, name := range []string{"controllers", "csi-s3-controller", "t9k-scheduler"} {
+	for _, name := range []string{"controllers", "csi-s3-controller", "t9k-scheduler", "gateway", "hydra"} {
 		if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "accelstack-system", Name: name}, &appsv1.Deployment{}); err != nil {
 			t.Errorf("Deployment %s: %v", name, err)
 		}

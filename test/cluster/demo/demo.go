@@ -10,12 +10,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,12 +28,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/serving/simple"
 	"github.com/accelstack/accelstack/test/cluster"
 	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/loginclient"
 )
 
 // demoBucket and the objects the demo puts there for the StorageShim and
@@ -171,6 +176,35 @@ func seedBucket(ctx context.Context, c *cluster.Cluster) error {
 	return nil
 }
 
+// loginSession logs in at the gateway as the demo user, as a browser
+// does, and returns the session the gateway answers.
+func loginSession(ctx context.Context, password string) (string, error) {
+	b, err := loginclient.New(cluster.GatewayURL, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the local cluster's self-signed gateway
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	start := login.LoginPath + "?rd=" + url.QueryEscape(login.SessionPath)
+	for {
+		// Hydra may still be starting, and the gateway registering its
+		// client: try the whole login again until it succeeds.
+		b.Jar, _ = cookiejar.New(nil)
+		resp, body, err := b.Login(ctx, start, cluster.DemoUser, password)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			return "GET " + login.SessionPath + " after the login: " + body + "\n", nil
+		}
+		if err == nil {
+			err = fmt.Errorf("the login ended at %d %s: %s", resp.StatusCode, resp.Request.URL, body)
+		}
+		select {
+		case <-ctx.Done():
+			return "", err
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
 // report writes what a user looks at after the examples ran. Every part of
 // it is also a check: the whole report is printed, then report fails if any
 // command, read-back or scrape in it failed or came back empty.
@@ -280,6 +314,14 @@ func report(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 	fmt.Fprintf(&out, "node agent: %s (dcgm-exporter series with pod, namespace and container labels), for example:\n", url)
 	out.WriteString(check("node agent metrics of pod train")(metricsFor(ctx, url, `pod="train"`, 3)))
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
+
+	section("Browser login (the gateway, with Hydra; its certificate is self-signed)")
+	password, err := c.DemoPassword()
+	if err != nil {
+		problems = append(problems, err)
+	}
+	fmt.Fprintf(&out, "gateway: %s/\nuser: %s\npassword: %s\n", cluster.GatewayURL, cluster.DemoUser, password)
+	out.WriteString(check("a login as " + cluster.DemoUser)(loginSession(ctx, password)))
 
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	if _, err := w.Write(out.Bytes()); err != nil {

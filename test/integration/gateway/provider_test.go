@@ -35,7 +35,10 @@ func providerLoginTests(t *testing.T, e *env) {
 	idp := harness.StartHydra(t, harness.HydraOptions{
 		Issuer:   issuer,
 		LoginURL: base + login.LoginAppPath, ConsentURL: base + login.ConsentAppPath, LogoutURL: base + login.LogoutAppPath,
-		Env: []string{"URLS_SELF_PUBLIC=" + issuer, "URLS_POST_LOGOUT_REDIRECT=" + base + login.LoggedOutPath},
+		Env: []string{"URLS_SELF_PUBLIC=" + issuer, "URLS_POST_LOGOUT_REDIRECT=" + base + login.LoggedOutPath,
+			// As deploy/ sets it: with --dev, Hydra's default (None) comes
+			// without Secure, which browsers drop.
+			"SERVE_COOKIES_SAME_SITE_MODE=Lax"},
 	})
 	hash, err := directory.HashPassword("erin-pw")
 	if err != nil {
@@ -88,6 +91,8 @@ func providerLoginTests(t *testing.T, e *env) {
 		<-e.reached
 		<-e.dials
 	})
+
+	t.Run("in a real browser", func(t *testing.T) { browserTests(t, e, gw, nb) })
 
 	t.Run("the login Secret was created once and another replica shares it", func(t *testing.T) {
 		var s corev1.Secret

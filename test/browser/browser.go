@@ -1,0 +1,125 @@
+// Package browser drives a real headless Chromium (Debian's chromium)
+// from tests through the DevTools protocol (chromedp), so that a test sees
+// pages as a person does, and saves screenshots of them.
+//
+// Screenshots go to $ACCELSTACK_SCREENSHOTS when it is set (`make
+// screenshots` points it at docs/images), else to a directory of the
+// test's.
+package browser
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Width and Height are the window's size, and the screenshots'.
+const (
+	Width  = 1280
+	Height = 800
+)
+
+// Path returns the Chromium binary: $ACCELSTACK_CHROMIUM, else chromium
+// on $PATH.
+func Path() (string, error) {
+	if p := os.Getenv("ACCELSTACK_CHROMIUM"); p != "" {
+		return p, nil
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		return "", fmt.Errorf("no chromium on $PATH (apt-get install chromium) and no $ACCELSTACK_CHROMIUM: %w", err)
+	}
+	return p, nil
+}
+
+// New starts a headless Chromium for t, with a fresh profile, that
+// accepts any server certificate (the gateways of the tests are
+// self-signed), and returns the context of its first tab; everything ends
+// with the test. A missing Chromium fails the test.
+func New(t *testing.T) context.Context {
+	t.Helper()
+	path, err := Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(Width, Height),
+		chromedp.Flag("ignore-certificate-errors", true),
+		// The tests run as root, where Chromium's sandbox does not start.
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx
+}
+
+// Do runs steps in the browser of ctx within timeout, failing the test
+// with what, the page's address and the start of its text on an error.
+func Do(ctx context.Context, t *testing.T, what string, timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(tctx, steps...); err != nil {
+		t.Fatalf("%s: %v (at %s)", what, err, Page(ctx))
+	}
+}
+
+// Page describes the page of ctx for a failure: its address and the start
+// of its text.
+func Page(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	url, _ := chromedp.Run(ctx, chromedp.Location())
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+	return fmt.Sprintf("%s: %.500s", url, text)
+}
+
+// Text returns the text of the page of ctx.
+func Text(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText"))
+	if err != nil {
+		t.Fatalf("the page's text: %v", err)
+	}
+	return text
+}
+
+// Screenshot saves the page of ctx as <name>.png into the screenshot
+// directory and returns its path.
+func Screenshot(ctx context.Context, t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("ACCELSTACK_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("a screenshot of %s: %v (at %s)", name, err, Page(ctx))
+	}
+	p := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil { //nolint:gosec // a picture for the docs
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", p)
+	return p
+}
