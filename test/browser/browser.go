@@ -2,9 +2,8 @@
 // from tests through the DevTools protocol (chromedp), so that a test sees
 // pages as a person does, and saves screenshots of them.
 //
-// Screenshots go to $ACCELSTACK_SCREENSHOTS when it is set (`make
-// screenshots` points it at docs/images), else to a directory of the
-// test's.
+// Screenshots go to $ACCELSTACK_SCREENSHOTS when it is set (docs/images
+// for the manual's pictures), else to a directory of the test's.
 package browser
 
 import (

@@ -111,10 +111,10 @@ func TestGatewayOpensExplorer(t *testing.T) {
 		var body string
 		err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 			b.Jar, _ = cookiejar.New(nil)
-			resp, body, err = b.Login(ctx, target, cluster.DemoUser, password)
-			if err != nil {
-				t.Logf("login: %v", err)
-				return false, nil
+			var lerr error
+			if resp, body, lerr = b.Login(ctx, target, cluster.DemoUser, password); lerr != nil {
+				t.Logf("login: %v", lerr)
+				return false, nil //nolint:nilerr // retried until the timeout
 			}
 			return resp.StatusCode == http.StatusOK, nil
 		})

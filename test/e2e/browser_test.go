@@ -1,0 +1,113 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/notebook"
+	"github.com/accelstack/accelstack/test/browser"
+	"github.com/accelstack/accelstack/test/cluster"
+)
+
+// helloNotebook is a notebook of one cell, for Jupyter's contents API.
+const helloNotebook = `{"type":"notebook","content":{"cells":[{"cell_type":"code","source":"print(6 * 7)","metadata":{},"outputs":[],"execution_count":null}],"metadata":{},"nbformat":4,"nbformat_minor":5}}`
+
+// TestBrowserOpensNotebook: the demo user, in Chromium, opens a Notebook of
+// a Project their group is a member of through the gateway the local
+// cluster installs, logs in at the form Hydra sends them to, sees
+// Jupyter, runs a cell on a kernel (over the gateway's WebSocket) and
+// reads its output; another Project's Notebook answers 403. The
+// screenshots are those of docs/access.md.
+func TestBrowserOpensNotebook(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	c := crClient(t)
+	ns := newProjectE2E(t, c, "0")
+	if err := c.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo-users"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "accelstack-project-member"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: cluster.DemoGroup}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	nb := &tensorstackv1beta1.Notebook{
+		ObjectMeta: metav1.ObjectMeta{Name: "lab", Namespace: ns},
+		Spec:       tensorstackv1beta1.NotebookSpec{Template: tensorstackv1beta1.NotebookTemplateSpec{Spec: jupyterPodSpec()}},
+	}
+	if err := c.Create(ctx, nb); err != nil {
+		t.Fatal(err)
+	}
+	nb = waitNotebook(ctx, t, c, nb, "Ready", notebookReady)
+	password, err := clus.DemoPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := cluster.GatewayURL + notebook.URLPrefix(ns, nb.Name)
+
+	b := browser.New(t)
+	browser.Do(b, t, "opening the Notebook", 2*time.Minute,
+		chromedp.Navigate(base+"tree"),
+		chromedp.WaitVisible(chromedp.ID("password")))
+	browser.Do(b, t, "logging in", 2*time.Minute,
+		chromedp.SendKeys(chromedp.ID("username"), cluster.DemoUser),
+		chromedp.SendKeys(chromedp.ID("password"), password),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("notebook_list")))
+	browser.Screenshot(b, t, "notebook-tree")
+
+	// The notebook file comes through Jupyter's contents API, from the
+	// page, with the browser's session; the cell runs in Jupyter's page.
+	create := `fetch("` + base + `api/contents/hello.ipynb", {method: "PUT", headers: {"Content-Type": "application/json"}, body: ` + "`" + helloNotebook + "`" + `}).then(r => r.status)`
+	cctx, ccancel := context.WithTimeout(b, time.Minute)
+	defer ccancel()
+	if status, err := chromedp.Run(cctx, chromedp.Evaluate[int](create, chromedp.EvalAwaitPromise)); err != nil || status != 201 {
+		t.Fatalf("creating hello.ipynb from the page: %d, %v (at %s)", status, err, browser.Page(b))
+	}
+	browser.Do(b, t, "running the cell", 3*time.Minute,
+		chromedp.Navigate(base+"notebooks/hello.ipynb"),
+		waitTrue("Jupyter.notebook && Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected()"),
+		evaluate("Jupyter.notebook.execute_all_cells(); true"),
+		chromedp.WaitVisible(chromedp.CSS(".output_subarea pre")))
+	tctx, tcancel := context.WithTimeout(b, 30*time.Second)
+	defer tcancel()
+	if out, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(".output_subarea pre"))); err != nil || strings.TrimSpace(out) != "42" {
+		t.Errorf("the cell's output: %q, %v; want 42", out, err)
+	}
+	browser.Screenshot(b, t, "notebook-cell")
+
+	other := newNamespace(t)
+	browser.Do(b, t, "another namespace's Notebook", time.Minute,
+		// Jupyter asks before leaving a notebook; a person would say yes.
+		evaluate("window.onbeforeunload = null; true"),
+		chromedp.Navigate(cluster.GatewayURL+notebook.URLPrefix(other, "lab")+"tree"))
+	if text := browser.Text(b, t); !strings.HasPrefix(text, "forbidden") {
+		t.Errorf("another namespace's Notebook shows %q, want the gateway's 403", text)
+	}
+}
+
+// waitTrue waits until the JavaScript expression is true in the page.
+func waitTrue(expression string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Poll[bool](expression)(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// evaluate runs the JavaScript expression, which ends in a boolean, in
+// the page.
+func evaluate(expression string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[bool](expression)(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
