@@ -225,7 +225,13 @@ func (c *Cluster) startControlPlane(ctx context.Context, assets string, step fun
 		"--kubelet-client-certificate="+pki("admin.crt"), "--kubelet-client-key="+pki("admin.key"),
 		"--kubelet-preferred-address-types=InternalIP",
 		// No kube-proxy: reach webhook Services at their endpoints.
-		"--enable-aggregator-routing=true"); err != nil {
+		"--enable-aggregator-routing=true",
+		// The users of the browser login: ID tokens of Hydra, behind the
+		// gateway, for the gateway's client; the user's name as the
+		// login's, their groups from the token. Hydra starts later: the
+		// API server fetches its keys when it answers.
+		"--oidc-issuer-url="+OIDCIssuer, "--oidc-client-id="+OIDCClientID, "--oidc-ca-file="+pki("ca.crt"),
+		"--oidc-username-claim=sub", "--oidc-username-prefix=-", "--oidc-groups-claim=groups"); err != nil {
 		return err
 	}
 	cs, err := c.Client()

@@ -36,7 +36,7 @@ func (c *Cluster) Install(ctx context.Context) error {
 	if _, err := c.Kubectl(ctx, "label", "node", NodeName, AscendNodeLabel, "--overwrite"); err != nil {
 		return err
 	}
-	if err := c.createDemoUser(ctx); err != nil {
+	if err := c.createIdentity(ctx); err != nil {
 		return err
 	}
 	// Server-side apply: the CRDs are too large for the last-applied annotation.

@@ -36,6 +36,9 @@ func clusterCerts() []certSpec {
 			dns: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
 		{name: "admin", cn: "accelstack-admin", org: []string{"system:masters"}},
 		{name: "kubelet", cn: "system:node:" + NodeName, org: []string{"system:nodes"}},
+		// The gateway's serving certificate, which the API server trusts
+		// as the identity provider's (Hydra behind the gateway).
+		{name: "gateway", cn: "accelstack-gateway", server: true, ips: []string{GatewayIP}},
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
@@ -33,13 +32,7 @@ func TestBrowserOpensNotebook(t *testing.T) {
 	t.Cleanup(cancel)
 	c := crClient(t)
 	ns := newProjectE2E(t, c, "0")
-	if err := c.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo-users"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "accelstack-project-member"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: cluster.DemoGroup}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	bindDemoUsers(ctx, t, c, ns)
 	nb := &tensorstackv1beta1.Notebook{
 		ObjectMeta: metav1.ObjectMeta{Name: "lab", Namespace: ns},
 		Spec:       tensorstackv1beta1.NotebookSpec{Template: tensorstackv1beta1.NotebookTemplateSpec{Spec: jupyterPodSpec()}},

@@ -15,16 +15,20 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/explorer"
+	"github.com/accelstack/accelstack/pkg/gateway"
 	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/test/cluster"
 	"github.com/accelstack/accelstack/test/loginclient"
@@ -87,15 +91,7 @@ func TestGatewayOpensExplorer(t *testing.T) {
 	gatewayGet(ctx, t, codeServer, outsider, http.StatusForbidden, false)
 
 	t.Run("the demo user logs in with a browser and opens the Explorer", func(t *testing.T) {
-		// The group of the user the install created is a member of the
-		// Project; the ID token carries it.
-		if err := c.Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo-users"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "accelstack-project-member"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: cluster.DemoGroup}},
-		}); err != nil {
-			t.Fatal(err)
-		}
+		bindDemoUsers(ctx, t, c, ns)
 		password, err := clus.DemoPassword()
 		if err != nil {
 			t.Fatal(err)
@@ -129,6 +125,84 @@ func TestGatewayOpensExplorer(t *testing.T) {
 			t.Errorf("the session: %v %v %s", err, resp, body)
 		}
 	})
+
+	t.Run("the demo user's ID token works with the API server and the gateway", func(t *testing.T) {
+		idToken := demoIDToken(ctx, t, c)
+		cfg, err := clus.RESTConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = rest.AnonymousClientConfig(cfg)
+		cfg.BearerToken = idToken
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("the API server refused the ID token: %v", err)
+		}
+		if u := review.Status.UserInfo; u.Username != cluster.DemoUser || !slices.Contains(u.Groups, cluster.DemoGroup) {
+			t.Errorf("the API server sees %+v, want %s in %s", u, cluster.DemoUser, cluster.DemoGroup)
+		}
+		// The gateway reviews the token with the API server, as any other.
+		gatewayGet(ctx, t, cluster.GatewayURL+explorer.URLPrefix(ns, ex.Name, explorer.CodeServer), idToken, http.StatusOK, true)
+	})
+}
+
+// bindDemoUsers makes the group of the demo user the install created a
+// member of the Project ns; the user's session and ID token carry it.
+func bindDemoUsers(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	if err := c.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo-users"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "accelstack-project-member"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: cluster.DemoGroup}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// demoIDToken returns an ID token of the demo user for the gateway's
+// client, as a command-line login would get one: the authorization-code
+// flow through the gateway's login form, the code redeemed with the
+// client's secret (from the login Secret the gateway created).
+func demoIDToken(ctx context.Context, t *testing.T, c client.Client) string {
+	t.Helper()
+	password, err := clus.DemoPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secret corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: "gateway-login"}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	insecure := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the test cluster's gateway, whose CA the test does not read
+	oc := oauth2.Config{
+		ClientID: cluster.OIDCClientID, ClientSecret: string(secret.Data[gateway.ClientSecretKey]),
+		Endpoint:    oauth2.Endpoint{AuthURL: cluster.OIDCIssuer + "/oauth2/auth", TokenURL: cluster.OIDCIssuer + "/oauth2/token", AuthStyle: oauth2.AuthStyleInHeader},
+		RedirectURL: cluster.GatewayURL + login.CallbackPath,
+		Scopes:      []string{"openid", "groups"},
+	}
+	b, err := loginclient.New(cluster.GatewayURL, insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authURL := oc.AuthCodeURL(randomHex(t), oauth2.SetAuthURLParam("nonce", randomHex(t)))
+	code, err := b.AuthorizationCode(ctx, authURL, oc.RedirectURL, cluster.DemoUser, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: insecure}}
+	tok, err := oc.Exchange(context.WithValue(ctx, oauth2.HTTPClient, hc), code)
+	if err != nil {
+		t.Fatalf("redeeming the code: %v", err)
+	}
+	idToken, _ := tok.Extra("id_token").(string)
+	if idToken == "" {
+		t.Fatal("the token response has no id_token")
+	}
+	return idToken
 }
 
 // serviceAccountToken creates the ServiceAccount name of ns, binds it the

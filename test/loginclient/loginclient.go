@@ -8,6 +8,7 @@ package loginclient
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -107,4 +108,42 @@ func (b *Browser) Login(ctx context.Context, target, user, password string) (*ht
 		return resp, page, fmt.Errorf("opening %s ended at %d %s, not at the login form", target, resp.StatusCode, resp.Request.URL)
 	}
 	return b.Submit(ctx, page, user, password)
+}
+
+// AuthorizationCode runs an OAuth 2.0 authorization-code flow as a
+// browser: it opens authURL (the provider's authorization endpoint with
+// the client's parameters), logs in at the gateway's form as user, and
+// returns the code the provider sends the browser to redirectURI with,
+// without opening redirectURI.
+func (b *Browser) AuthorizationCode(ctx context.Context, authURL, redirectURI, user, password string) (string, error) {
+	c := *b.Client
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if strings.HasPrefix(req.URL.String(), redirectURI) {
+			return http.ErrUseLastResponse
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	stopping := &Browser{Client: &c, Base: b.Base}
+	resp, page, err := stopping.Get(ctx, authURL)
+	if err != nil {
+		return "", err
+	}
+	if resp.Request.URL.Path != login.LoginAppPath {
+		return "", fmt.Errorf("the authorization ended at %d %s, not at the login form", resp.StatusCode, resp.Request.URL)
+	}
+	if resp, page, err = stopping.Submit(ctx, page, user, password); err != nil {
+		return "", err
+	}
+	loc, err := resp.Location()
+	if err != nil || !strings.HasPrefix(loc.String(), redirectURI) {
+		return "", fmt.Errorf("the login ended at %d %s, not at a redirect to %s: %.300s", resp.StatusCode, resp.Request.URL, redirectURI, page)
+	}
+	code := loc.Query().Get("code")
+	if code == "" {
+		return "", fmt.Errorf("the provider sent the browser to %s without a code", loc.Redacted())
+	}
+	return code, nil
 }

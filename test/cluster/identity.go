@@ -21,12 +21,20 @@ import (
 // kept in the state directory (DemoPassword).
 const (
 	GatewayURL = "https://" + GatewayIP + ":8443"
+	// OIDCIssuer is Hydra's issuer, at the gateway; OIDCClientID the
+	// gateway's client, whose ID tokens the API server accepts.
+	OIDCIssuer   = GatewayURL + "/t9k/security/oidc"
+	OIDCClientID = "t9k-client"
 	DemoUser   = "demo"
 	DemoGroup  = "demo-users"
 )
 
-// usersSecret is the Secret of the gateway's users file (deploy/gateway).
-const usersSecret = "gateway-users"
+// usersSecret is the Secret of the gateway's users file (deploy/gateway),
+// tlsSecret that of its serving certificate, issued by the cluster's CA.
+const (
+	usersSecret = "gateway-users"
+	tlsSecret   = "gateway-tls"
+)
 
 // DemoPassword returns the demo user's password.
 func (c *Cluster) DemoPassword() (string, error) {
@@ -37,10 +45,11 @@ func (c *Cluster) DemoPassword() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// createDemoUser writes the gateway's users file, with the demo user, into
-// its Secret before the gateway starts. The password is made once per
-// state directory, so a second install keeps it.
-func (c *Cluster) createDemoUser(ctx context.Context) error {
+// createIdentity writes the gateway's users file, with the demo user, and
+// its serving certificate into their Secrets before the gateway starts.
+// The password is made once per state directory, so a second install
+// keeps it.
+func (c *Cluster) createIdentity(ctx context.Context) error {
 	password, err := c.DemoPassword()
 	if errors.Is(err, fs.ErrNotExist) {
 		password = rand.Text()
@@ -62,17 +71,27 @@ func (c *Cluster) createDemoUser(ctx context.Context) error {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: usersSecret},
-		StringData: map[string]string{"users.yaml": users},
-	}
-	secrets := cs.CoreV1().Secrets(Namespace)
-	_, err = secrets.Create(ctx, secret, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		_, err = secrets.Update(ctx, secret, metav1.UpdateOptions{})
-	}
+	crt, err := os.ReadFile(c.l.pki("gateway.crt"))
 	if err != nil {
-		return fmt.Errorf("writing the Secret %s/%s: %w", Namespace, usersSecret, err)
+		return err
+	}
+	key, err := os.ReadFile(c.l.pki("gateway.key"))
+	if err != nil {
+		return err
+	}
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: usersSecret}, StringData: map[string]string{"users.yaml": users}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: tlsSecret}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}},
+	} {
+		secrets := cs.CoreV1().Secrets(Namespace)
+		_, err = secrets.Create(ctx, s, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("writing the Secret %s/%s: %w", Namespace, s.Name, err)
+		}
 	}
 	return nil
 }
