@@ -25,8 +25,8 @@ const (
 	// gateway's client, whose ID tokens the API server accepts.
 	OIDCIssuer   = GatewayURL + "/t9k/security/oidc"
 	OIDCClientID = "t9k-client"
-	DemoUser   = "demo"
-	DemoGroup  = "demo-users"
+	DemoUser     = "demo"
+	DemoGroup    = "demo-users"
 )
 
 // usersSecret is the Secret of the gateway's users file (deploy/gateway),
