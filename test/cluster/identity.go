@@ -25,8 +25,12 @@ const (
 	// gateway's client, whose ID tokens the API server accepts.
 	OIDCIssuer   = GatewayURL + "/t9k/security/oidc"
 	OIDCClientID = "t9k-client"
-	DemoUser     = "demo"
-	DemoGroup    = "demo-users"
+	// ServingDomain is the gateway's serving domain: a SimpleMLService s
+	// of namespace ns answers at https://s.ns.<ServingDomain>:8443, on
+	// the gateway's address (the host has no name for it).
+	ServingDomain = "apps.accelstack.local"
+	DemoUser      = "demo"
+	DemoGroup     = "demo-users"
 )
 
 // usersSecret is the Secret of the gateway's users file (deploy/gateway),

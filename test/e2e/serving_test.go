@@ -55,26 +55,8 @@ func TestSimpleMLServiceS3Model(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), servingTimeout)
 	defer cancel()
 	ns := newNamespace(t)
-	_, bucket := newBucket(t, map[string]string{"linear/model.json": linearModel})
-	createS3Secret(t, ns)
 	c := crClient(t)
-
-	s := &tensorstackv1beta1.SimpleMLService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "linear"},
-		Spec: tensorstackv1beta1.SimpleMLServiceSpec{
-			Storage: &tensorstackv1beta1.ModelStorage{S3: &tensorstackv1beta1.S3ModelStorage{
-				SecretRef: tensorstackv1beta1.SecretRef{Name: "s3"}, URI: "s3://" + bucket + "/linear/",
-			}},
-			Custom: &tensorstackv1beta1.CustomServer{Spec: corev1.PodSpec{Containers: []corev1.Container{
-				modelServer("server", "--model-dir=/var/lib/t9k/model", "--name=linear"),
-			}}},
-		},
-	}
-	if err := c.Create(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	waitServing(ctx, t, c, s, func() []tensorstackv1beta1.WorkloadCondition { return s.Status.Conditions },
-		tensorstackv1beta1.ConditionModelDownloaded, tensorstackv1beta1.ConditionReady)
+	s := createLinearService(ctx, t, c, ns)
 	if c := interactive.FindCondition(s.Status.Conditions, tensorstackv1beta1.ConditionModelDownloaded); c.Reason != "Downloaded" {
 		t.Errorf("ModelDownloaded reason %q, want Downloaded", c.Reason)
 	}
@@ -97,6 +79,32 @@ func TestSimpleMLServiceS3Model(t *testing.T) {
 	if fmt.Sprint(out.Predictions) != fmt.Sprint(linearPredictions) {
 		t.Errorf("predictions %v, want %v from the downloaded model", out.Predictions, linearPredictions)
 	}
+}
+
+// createLinearService creates the SimpleMLService linear in ns, whose
+// model server downloads linearModel from a new bucket with the keys of
+// the Secret s3, and waits until it is Ready.
+func createLinearService(ctx context.Context, t *testing.T, c client.Client, ns string) *tensorstackv1beta1.SimpleMLService {
+	t.Helper()
+	_, bucket := newBucket(t, map[string]string{"linear/model.json": linearModel})
+	createS3Secret(t, ns)
+	s := &tensorstackv1beta1.SimpleMLService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "linear"},
+		Spec: tensorstackv1beta1.SimpleMLServiceSpec{
+			Storage: &tensorstackv1beta1.ModelStorage{S3: &tensorstackv1beta1.S3ModelStorage{
+				SecretRef: tensorstackv1beta1.SecretRef{Name: "s3"}, URI: "s3://" + bucket + "/linear/",
+			}},
+			Custom: &tensorstackv1beta1.CustomServer{Spec: corev1.PodSpec{Containers: []corev1.Container{
+				modelServer("server", "--model-dir=/var/lib/t9k/model", "--name=linear"),
+			}}},
+		},
+	}
+	if err := c.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitServing(ctx, t, c, s, func() []tensorstackv1beta1.WorkloadCondition { return s.Status.Conditions },
+		tensorstackv1beta1.ConditionModelDownloaded, tensorstackv1beta1.ConditionReady)
+	return s
 }
 
 // TestMLServiceCanarySplitAndLogger: an MLService with releases a and b of
