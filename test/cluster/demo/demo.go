@@ -18,19 +18,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/activity"
-	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/members"
 	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/serving/simple"
 	"github.com/accelstack/accelstack/test/cluster"
@@ -66,6 +67,9 @@ func Run(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 		return err
 	}
 	examples := filepath.Join(root, "test", "cluster", "demo", "examples")
+	if err := createProject(ctx, c, filepath.Join(examples, "project.yaml")); err != nil {
+		return err
+	}
 	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(examples, "demo.yaml")); err != nil {
 		return err
 	}
@@ -110,6 +114,28 @@ func Run(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 		}
 	}
 	return report(ctx, c, w)
+}
+
+// createProject applies the Project of path, waits until its namespace
+// is Ready, and makes the demo user's group a member with both scopes.
+func createProject(ctx context.Context, c *cluster.Cluster, path string) error {
+	if _, err := c.Kubectl(ctx, "apply", "-f", path); err != nil {
+		return err
+	}
+	if _, err := c.Kubectl(ctx, "wait", "--for=condition=Ready", "project/demo", "--timeout=60s"); err != nil {
+		return err
+	}
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	cl, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	return members.Set(ctx, cl, "demo", members.Member{
+		Kind: rbacv1.GroupKind, Name: cluster.DemoGroup, Scopes: []members.Scope{members.Build, members.Deploy},
+	})
 }
 
 // trainingProgram is the program of the demo's PyTorchTrainingJob, the one
@@ -176,23 +202,23 @@ func seedBucket(ctx context.Context, c *cluster.Cluster) error {
 	return nil
 }
 
-// loginSession logs in at the gateway as the demo user, as a browser
-// does, and returns the session the gateway answers.
-func loginSession(ctx context.Context, password string) (string, error) {
-	b, err := loginclient.New(cluster.GatewayURL, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the local cluster's self-signed gateway
+// openAsDemoUser opens path on the gateway as a browser does: the login
+// form, the demo user's name and password, and back to path, whose answer
+// it returns.
+func openAsDemoUser(ctx context.Context, password, path string) (string, error) {
+	b, err := loginclient.New(cluster.GatewayURL, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a client of the local cluster only
 	if err != nil {
 		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	start := login.LoginPath + "?rd=" + url.QueryEscape(login.SessionPath)
 	for {
 		// Hydra may still be starting, and the gateway registering its
 		// client: try the whole login again until it succeeds.
 		b.Jar, _ = cookiejar.New(nil)
-		resp, body, err := b.Login(ctx, start, cluster.DemoUser, password)
+		resp, body, err := b.Login(ctx, path, cluster.DemoUser, password)
 		if err == nil && resp.StatusCode == http.StatusOK {
-			return "GET " + login.SessionPath + " after the login: " + body + "\n", nil
+			return "GET " + path + " after the login: " + strings.TrimSpace(body) + "\n", nil
 		}
 		if err == nil {
 			err = fmt.Errorf("the login ended at %d %s: %s", resp.StatusCode, resp.Request.URL, body)
@@ -315,14 +341,14 @@ func report(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 	out.WriteString(check("node agent metrics of pod train")(metricsFor(ctx, url, `pod="train"`, 3)))
 	fmt.Fprintf(&out, "S3 endpoint: %s\n", cluster.S3Endpoint)
 
-	section("Browser login (the gateway, with Hydra; its certificate is self-signed)")
+	section("In a browser: the Notebook through the gateway (its certificate is the local cluster CA's)")
 	password, err := c.DemoPassword()
 	if err != nil {
 		problems = append(problems, err)
 	}
-	fmt.Fprintf(&out, "gateway: %s/\nuser: %s\npassword: %s\n", cluster.GatewayURL, cluster.DemoUser, password)
-	out.WriteString(check("a login as " + cluster.DemoUser)(loginSession(ctx, password)))
-
+	nbPath := notebook.URLPrefix("demo", "tutorial")
+	fmt.Fprintf(&out, "open %s%s\nlog in as %s, password %s\n", cluster.GatewayURL, nbPath, cluster.DemoUser, password)
+	out.WriteString(check("the Notebook through the gateway as " + cluster.DemoUser)(openAsDemoUser(ctx, password, nbPath+"api/status")))
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
 	if _, err := w.Write(out.Bytes()); err != nil {
 		return err
