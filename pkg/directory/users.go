@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -130,16 +129,17 @@ func NewUsersFile(path string) (*Users, error) {
 	return u, nil
 }
 
-// AwaitUsersFile is NewUsersFile for a file that may not exist yet, such as
-// one from an optional Secret volume: a missing file is no error, and
-// Authenticate fails, with an error other than ErrBadLogin, until the file
-// appears. A file that exists must be good.
+// AwaitUsersFile is NewUsersFile for a file that may be missing or bad for
+// now, such as one from an optional Secret volume that an admin writes
+// later. It returns a Users in any case, which refuses every login, with
+// an error other than ErrBadLogin, until a good file is there, and the
+// file's problem now, if any, for the caller to report.
 func AwaitUsersFile(path string) (*Users, error) {
 	u, err := NewUsersFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Users{path: path}, nil
+	if err != nil {
+		return &Users{path: path}, err
 	}
-	return u, err
+	return u, nil
 }
 
 // Authenticate checks name and password against the users file and returns

@@ -208,18 +208,31 @@ func TestUsersBrokenRewriteKeepsLastGood(t *testing.T) {
 }
 
 func TestAwaitUsersFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "users.yaml")
-	u, err := AwaitUsersFile(path)
-	if err != nil {
-		t.Fatalf("AwaitUsersFile of a missing file: %v", err)
+	good := fmt.Sprintf("users:\n  - name: demo\n    passwordHash: %q\n", testHash(t, "pw", bcrypt.MinCost))
+	for _, tc := range []struct {
+		name, content string // content "" leaves the file missing
+	}{
+		{"missing", ""},
+		{"bad", "users: [{name: x}]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "users.yaml")
+			if tc.content != "" {
+				rewriteUsers(t, path, tc.content)
+			}
+			u, err := AwaitUsersFile(path)
+			if u == nil || err == nil {
+				t.Fatalf("AwaitUsersFile = %v, %v; want a Users and the file's problem", u, err)
+			}
+			if _, err := u.Authenticate(context.Background(), "demo", "pw"); err == nil || errors.Is(err, ErrBadLogin) {
+				t.Errorf("Authenticate before a good file = %v, want an error other than ErrBadLogin", err)
+			}
+			rewriteUsers(t, path, good)
+			login(t, u, "demo", "pw", Identity{Name: "demo"})
+		})
 	}
-	if _, err := u.Authenticate(context.Background(), "demo", "pw"); err == nil || errors.Is(err, ErrBadLogin) {
-		t.Errorf("Authenticate before the file exists = %v, want an error other than ErrBadLogin", err)
-	}
-	rewriteUsers(t, path, fmt.Sprintf("users:\n  - name: demo\n    passwordHash: %q\n", testHash(t, "pw", bcrypt.MinCost)))
-	login(t, u, "demo", "pw", Identity{Name: "demo"})
-	if _, err := AwaitUsersFile(usersFileFor(t, "users: [{name: x}]\n")); err == nil {
-		t.Error("AwaitUsersFile of a bad file succeeded")
+	if u, err := AwaitUsersFile(usersFileFor(t, good)); err != nil || u == nil {
+		t.Errorf("AwaitUsersFile of a good file = %v, %v", u, err)
 	}
 }
 

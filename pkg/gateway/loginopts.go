@@ -40,7 +40,7 @@ type LoginOptions struct {
 	SessionTTL time.Duration
 	// UsersFile is a file of users and their password hashes
 	// (directory.AwaitUsersFile) that checks passwords; LDAP is the other
-	// choice. Until the file exists every login is refused.
+	// choice. Until a good file is there every login is refused.
 	UsersFile string
 	// LDAP is the directory that checks passwords; its BindPassword is
 	// read from LDAPBindPasswordFile.
@@ -72,7 +72,7 @@ func newLogin(ctx context.Context, c client.Client, namespace string, opts Login
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := newDirectory(opts)
+	dir, err := newDirectory(opts, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,14 +112,19 @@ func loginKeys(ctx context.Context, c client.Client, namespace string, opts Logi
 
 // newDirectory returns the directory of opts: the users file or LDAP,
 // exactly one of them.
-func newDirectory(opts LoginOptions) (directory.Directory, error) {
+func newDirectory(opts LoginOptions, log logr.Logger) (directory.Directory, error) {
 	switch {
 	case opts.UsersFile != "" && opts.LDAP.URL != "":
 		return nil, errors.New("the browser login takes one directory: --users-file or --ldap-url, not both")
 	case opts.UsersFile != "":
 		// The file may come from an optional Secret that an admin creates
-		// later: until then every login is refused, and the gateway runs.
-		return directory.AwaitUsersFile(opts.UsersFile)
+		// or fixes later: until then every login is refused, and the
+		// gateway runs.
+		u, err := directory.AwaitUsersFile(opts.UsersFile)
+		if err != nil {
+			log.Error(err, "The users file cannot be used yet: every login is refused until it can", "file", opts.UsersFile)
+		}
+		return u, nil
 	case opts.LDAP.URL == "":
 		return nil, errors.New("the browser login needs a directory: --users-file or --ldap-url")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,7 +78,7 @@ func TestNewDirectory(t *testing.T) {
 		{"a users file not there yet", LoginOptions{UsersFile: missing}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := newDirectory(tc.opts)
+			d, err := newDirectory(tc.opts, logr.Discard())
 			if tc.wantErr == "" {
 				if err != nil || d == nil {
 					t.Errorf("newDirectory = %v, %v; want a directory", d, err)
