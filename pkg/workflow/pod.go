@@ -68,18 +68,15 @@ func (r *Reconciler) runPod(ctx context.Context, run *batchv1beta1.WorkflowRun, 
 
 // seqPodOutcome reads the outcome of a SeqPod run's pod and its results. A
 // pod whose step failed while later steps still wait (a step killed before
-// it could record its failure) is deleted rather than left to hang.
-func (r *Reconciler) seqPodOutcome(ctx context.Context, pod *corev1.Pod, spec *batchv1beta1.WorkflowTemplateSpec) (outcome, error) {
+// it could record its failure) is deleted by deleteHungPod once the run's
+// failure is recorded: deleted first, the pod would take the failed
+// step's message with it if the status write failed.
+func (r *Reconciler) seqPodOutcome(_ context.Context, pod *corev1.Pod, spec *batchv1beta1.WorkflowTemplateSpec) (outcome, error) {
 	done, succeeded, msg := seqpod.Outcome(pod)
 	if !done {
 		return running(podRunning(pod)), nil
 	}
 	if !succeeded {
-		if pod.Status.Phase != corev1.PodFailed && pod.DeletionTimestamp.IsZero() {
-			if err := r.client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return outcome{}, fmt.Errorf("deleting pod %s, whose step failed: %w", pod.Name, err)
-			}
-		}
 		if _, err := seqpod.Results(pod, spec.Results); err != nil {
 			msg += "; " + err.Error()
 		}
@@ -195,4 +192,31 @@ func mountWorkspaces(ps *corev1.PodSpec, ws []boundWorkspace) {
 			ps.Containers[j].VolumeMounts = append(ps.Containers[j].VolumeMounts, m)
 		}
 	}
+}
+
+// deleteHungPod deletes the pod of a failed SeqPod run whose step failed
+// while later steps still wait, so that it does not hang; it runs after
+// the run's status, which names the failed step, was written.
+func (r *Reconciler) deleteHungPod(ctx context.Context, run *batchv1beta1.WorkflowRun) error {
+	st := &run.Status
+	if st.Phase != batchv1beta1.NodeFailed || st.PodName == "" || st.WorkflowTemplateSpec == nil {
+		return nil
+	}
+	if typ, err := TemplateType(st.WorkflowTemplateSpec, nil); err != nil || typ != batchv1beta1.WorkflowTemplateTypeSeqPod {
+		return nil //nolint:nilerr // an invalid template ran no pod
+	}
+	pod := &corev1.Pod{}
+	if err := r.cache.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: st.PodName}, pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(pod, run) || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded || !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if done, succeeded, _ := seqpod.Outcome(pod); !done || succeeded {
+		return nil
+	}
+	if err := r.client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting pod %s, whose step failed: %w", pod.Name, err)
+	}
+	return nil
 }

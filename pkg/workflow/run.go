@@ -113,6 +113,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, errors.Join(err, fmt.Errorf("updating the status of WorkflowRun %s: %w", req.NamespacedName, uerr))
 		}
 	}
+	if err == nil {
+		err = r.deleteHungPod(ctx, run)
+	}
 	return res, err
 }
 
