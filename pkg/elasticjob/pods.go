@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	elasticv1alpha1 "github.com/accelstack/accelstack/api/elastic/v1alpha1"
+	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
 // Environment variables of task pods.
@@ -96,6 +98,7 @@ func newPod(job *elasticv1alpha1.ElasticJob, template *corev1.PodTemplateSpec, n
 	pod.Labels = merge(job.Labels, pod.Labels, labels)
 	pod.Annotations = merge(job.Annotations, pod.Annotations)
 	delete(pod.Annotations, lastAppliedKey)
+	pod.Annotations = queue.CarryGrant(pod.Annotations, job, pod.Labels[schedulerv1beta1.QueueLabel])
 	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(job, elasticv1alpha1.GroupVersion.WithKind("ElasticJob"))}
 	return pod
 }

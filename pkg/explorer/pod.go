@@ -122,6 +122,7 @@ func workload(ex *tensorstackv1beta1.Explorer, pvc *corev1.PersistentVolumeClaim
 		UpstreamPort:  port,
 		ActivityImage: opts.ActivityImage,
 		Scheduler:     ex.Spec.Scheduler,
+		Owner:         ex,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/activity/sidecar"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
 // ServicePort is the port of the workloads' Services, which target the
@@ -39,6 +40,9 @@ type Workload struct {
 	// Scheduler, when it names a T9k Scheduler queue, has the pod placed
 	// by the T9k Scheduler in that queue.
 	Scheduler *tensorstackv1beta1.SchedulePolicy
+	// Owner is the workload the pod serves, whose queue grant the pod
+	// carries (queue.CarryGrant).
+	Owner metav1.Object
 }
 
 // Deployment returns the Deployment of w: one replica (none while
@@ -76,11 +80,20 @@ func (w Workload) Deployment() *appsv1.Deployment {
 			Selector: &metav1.LabelSelector{MatchLabels: w.Selector},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: w.podAnnotations(podLabels)},
 				Spec:       spec,
 			},
 		},
 	}
+}
+
+// podAnnotations are the annotations of w's pod: the owner's grant of the
+// pod's queue, if any.
+func (w Workload) podAnnotations(podLabels map[string]string) map[string]string {
+	if w.Owner == nil {
+		return nil
+	}
+	return queue.CarryGrant(nil, w.Owner, podLabels[schedulerv1beta1.QueueLabel])
 }
 
 // Service returns the Service of w: port ServicePort to the sidecar's

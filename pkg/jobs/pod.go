@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
 // DefaultDebugCommand is what a replica's main container runs in debug mode
@@ -148,6 +149,7 @@ func newPod(kind Kind, job *Job, r *Replica, rank int32, scheme *runtime.Scheme)
 		pod.Labels[QueueLabel] = s.T9kScheduler.Queue
 		pod.Labels[RoleLabel] = r.Type
 	}
+	pod.Annotations = queue.CarryGrant(pod.Annotations, obj, pod.Labels[QueueLabel])
 	decorateAscend(pod, obj.GetName())
 	if err := SetOwner(obj, pod, scheme); err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +34,10 @@ var ConvertedCRDs = []string{"storageshims.tensorstack.dev"}
 // ValidatingWebhooks are the ValidatingWebhookConfigurations (deploy/controllers)
 // whose webhooks the manager serves and whose CA it injects.
 var ValidatingWebhooks = []string{"accelstack-jobs", "accelstack-queues", "accelstack-elasticjob", "accelstack-workflows", "accelstack-notebooks", "accelstack-interactive", "accelstack-projects"}
+
+// MutatingWebhooks are the MutatingWebhookConfigurations (deploy/controllers)
+// whose webhooks the manager serves and whose CA it injects.
+var MutatingWebhooks = []string{"accelstack-queue-grants"}
 
 // WebhookCertSecretName is the Secret, in the webhook Service's namespace,
 // that holds the webhook's CA and serving certificate, shared by every
@@ -59,6 +65,7 @@ const caCommonName = "accelstack-webhook-ca"
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=storageshims.tensorstack.dev,verbs=get;patch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=accelstack-jobs;accelstack-queues;accelstack-elasticjob;accelstack-workflows;accelstack-notebooks;accelstack-interactive;accelstack-projects,verbs=get;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=accelstack-queue-grants,verbs=get;patch
 // +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,resourceNames=controllers-webhook-cert,verbs=get;update
 // +kubebuilder:rbac:groups="",namespace=accelstack-system,resources=secrets,verbs=create
 
@@ -70,7 +77,8 @@ const caCommonName = "accelstack-webhook-ca"
 // a certificate near its end renews it (an update that carries the version
 // read, so two replicas never install different CAs: the loser reads the
 // winner's). It writes tls.crt and tls.key into certDir and points the
-// conversion webhook of every CRD in crds, and the ValidatingWebhooks, at the
+// conversion webhook of every CRD in crds, the ValidatingWebhooks and the
+// MutatingWebhooks at the
 // CA. It returns the time the certificates should next be checked.
 func SelfSignedWebhookCert(ctx context.Context, c client.Client, certDir, serviceDNS string, crds []string) (time.Time, error) {
 	namespace, err := serviceNamespace(serviceDNS)
@@ -92,9 +100,11 @@ func SelfSignedWebhookCert(ctx context.Context, c client.Client, certDir, servic
 			return time.Time{}, err
 		}
 	}
-	for _, name := range ValidatingWebhooks {
-		if err := injectValidatingCA(ctx, c, name, b.caPEM); err != nil {
-			return time.Time{}, err
+	for kind, names := range map[string][]string{"ValidatingWebhookConfiguration": ValidatingWebhooks, "MutatingWebhookConfiguration": MutatingWebhooks} {
+		for _, name := range names {
+			if err := injectWebhookCA(ctx, c, kind, name, b.caPEM); err != nil {
+				return time.Time{}, err
+			}
 		}
 	}
 	return b.renewAt, nil
@@ -205,28 +215,44 @@ func injectCA(ctx context.Context, c client.Client, name string, caPEM []byte) e
 	return nil
 }
 
-// injectValidatingCA sets the caBundle of every webhook of the
-// ValidatingWebhookConfiguration name; one not installed is left alone.
-func injectValidatingCA(ctx context.Context, c client.Client, name string, caPEM []byte) error {
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+// injectWebhookCA sets the caBundle of every webhook of the webhook
+// configuration name of kind (ValidatingWebhookConfiguration or
+// MutatingWebhookConfiguration); one not installed is left alone.
+func injectWebhookCA(ctx context.Context, c client.Client, kind, name string, caPEM []byte) error {
+	cfg := &unstructured.Unstructured{}
+	cfg.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, cfg); apierrors.IsNotFound(err) {
 		return nil
 	} else if err != nil {
-		return fmt.Errorf("getting ValidatingWebhookConfiguration %s: %w", name, err)
+		return fmt.Errorf("getting %s %s: %w", kind, name, err)
 	}
 	patched := cfg.DeepCopy()
+	webhooks, _, err := unstructured.NestedSlice(patched.Object, "webhooks")
+	if err != nil {
+		return fmt.Errorf("reading %s %s: %w", kind, name, err)
+	}
+	bundle := base64.StdEncoding.EncodeToString(caPEM)
 	changed := false
-	for i := range patched.Webhooks {
-		if string(patched.Webhooks[i].ClientConfig.CABundle) != string(caPEM) {
-			patched.Webhooks[i].ClientConfig.CABundle = caPEM
+	for _, w := range webhooks {
+		m, ok := w.(map[string]any)
+		if !ok {
+			continue
+		}
+		if old, _, _ := unstructured.NestedString(m, "clientConfig", "caBundle"); old != bundle {
+			if err := unstructured.SetNestedField(m, bundle, "clientConfig", "caBundle"); err != nil {
+				return fmt.Errorf("setting the caBundle of %s %s: %w", kind, name, err)
+			}
 			changed = true
 		}
 	}
 	if !changed {
 		return nil
 	}
+	if err := unstructured.SetNestedSlice(patched.Object, webhooks, "webhooks"); err != nil {
+		return fmt.Errorf("setting the webhooks of %s %s: %w", kind, name, err)
+	}
 	if err := c.Patch(ctx, patched, client.MergeFrom(cfg)); err != nil {
-		return fmt.Errorf("injecting the webhook CA into ValidatingWebhookConfiguration %s: %w", name, err)
+		return fmt.Errorf("injecting the webhook CA into %s %s: %w", kind, name, err)
 	}
 	return nil
 }

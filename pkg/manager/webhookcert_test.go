@@ -259,3 +259,29 @@ func TestWebhookCertValidatingWebhooks(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookCertMutatingWebhooks: the CA goes into every webhook of the
+// MutatingWebhookConfigurations too.
+func TestWebhookCertMutatingWebhooks(t *testing.T) {
+	ctx := context.Background()
+	c := newFakeClient(t, nil)
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhooks[0]},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: "a.example.com"}, {Name: "b.example.com"}},
+	}
+	if err := c.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SelfSignedWebhookCert(ctx, c, t.TempDir(), testDNS, ConvertedCRDs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), cfg); err != nil {
+		t.Fatal(err)
+	}
+	ca := caOf(ctx, t, c)
+	for _, w := range cfg.Webhooks {
+		if string(w.ClientConfig.CABundle) != string(ca) {
+			t.Errorf("webhook %s caBundle %q, want the CA", w.Name, w.ClientConfig.CABundle)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/activity"
 	activitysidecar "github.com/accelstack/accelstack/pkg/activity/sidecar"
 	"github.com/accelstack/accelstack/pkg/interactive"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
 // The ports the notebook servers listen on in the pod, which the activity
@@ -133,7 +134,7 @@ func podTemplate(nb *tensorstackv1beta1.Notebook, name string, labels map[string
 		ObjectMeta: metav1.ObjectMeta{
 			Labels: podLabels,
 			// kubectl exec and logs go to the notebook, not the sidecar.
-			Annotations: map[string]string{"kubectl.kubernetes.io/default-container": main},
+			Annotations: queue.CarryGrant(map[string]string{"kubectl.kubernetes.io/default-container": main}, nb, podLabels[schedulerv1beta1.QueueLabel]),
 		},
 		Spec: spec,
 	}

@@ -46,9 +46,10 @@ func (a *admitter) waitForCaches(ctx context.Context) error {
 }
 
 // admit decides whether queue name takes pods (each pod's requests) from
-// namespace; checkQuota false skips the quota (for pods of a job the queue
-// took as a whole). It returns nil when the queue takes them.
-func (a *admitter) admit(ctx context.Context, name, namespace string, pods []corev1.ResourceList, checkQuota bool) (*queue.Refusal, error) {
+// namespace; granted says their creator holds the use of the queue
+// (queue.Granted); checkQuota false skips the quota (for pods of a job the
+// queue took as a whole). It returns nil when the queue takes them.
+func (a *admitter) admit(ctx context.Context, name, namespace string, pods []corev1.ResourceList, granted, checkQuota bool) (*queue.Refusal, error) {
 	q := &schedv1beta1.Queue{}
 	if err := a.client.Get(ctx, client.ObjectKey{Name: name}, q); apierrors.IsNotFound(err) {
 		q = nil
@@ -59,7 +60,7 @@ func (a *admitter) admit(ctx context.Context, name, namespace string, pods []cor
 	if err := a.apiReader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
 		return nil, fmt.Errorf("getting Namespace %s: %w", namespace, err)
 	}
-	w := queue.Workload{Namespace: ns, Pods: pods}
+	w := queue.Workload{Namespace: ns, Pods: pods, Granted: granted}
 	if q == nil || q.Spec.Closed {
 		return queue.Admit(name, q, w, queue.State{}), nil
 	}

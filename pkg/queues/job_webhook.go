@@ -48,7 +48,7 @@ func (v *jobValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if err := v.admitter.waitForCaches(ctx); err != nil {
 		return admission.Errored(http.StatusServiceUnavailable, err)
 	}
-	r, err := v.admitter.admit(ctx, s.T9kScheduler.Queue, req.Namespace, jobPods(job), true)
+	r, err := v.admitter.admit(ctx, s.T9kScheduler.Queue, req.Namespace, jobPods(job), queue.Granted(obj, s.T9kScheduler.Queue), true)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}

@@ -59,7 +59,7 @@ func (v *podValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
-	r, err := v.admitter.admit(ctx, m.Queue, pod.Namespace, []corev1.ResourceList{queue.PodRequests(pod)}, !withJob)
+	r, err := v.admitter.admit(ctx, m.Queue, pod.Namespace, []corev1.ResourceList{queue.PodRequests(pod)}, queue.Granted(pod, m.Queue), !withJob)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}

@@ -15,7 +15,8 @@ import (
 
 // Setup runs, on mgr, the PodGroup and Queue status controllers (the
 // latter enforcing maxDuration) and serves the admission webhooks of pods
-// (PodPath) and of the T9k Jobs of jobKinds (JobPath). The T9k Scheduler's
+// (PodPath) and of the T9k Jobs of jobKinds (JobPath), and the webhook
+// that marks the workloads of queue grant holders (GrantPath). The T9k Scheduler's
 // pods are watched in a cache of their own, apart from the manager's.
 func Setup(mgr ctrl.Manager, jobKinds []jobs.Kind) error {
 	ctx := context.Background()
@@ -51,5 +52,6 @@ func Setup(mgr ctrl.Manager, jobKinds []jobs.Kind) error {
 	srv := mgr.GetWebhookServer()
 	srv.Register(PodPath, &admission.Webhook{Handler: &podValidator{admitter: a, jobKinds: kinds, decoder: decoder}})
 	srv.Register(JobPath, &admission.Webhook{Handler: &jobValidator{admitter: a, jobKinds: kinds, decoder: decoder}})
+	srv.Register(GrantPath, &admission.Webhook{Handler: &grantMarker{admitter: a, jobKinds: kinds, reviews: mgr.GetClient(), decoder: decoder}})
 	return nil
 }

@@ -3,10 +3,12 @@ package queues
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/accelstack/accelstack/api"
@@ -29,8 +32,9 @@ import (
 // webhookEnv is the seed's admission example: queue "research" with quota
 // cpu 40 allowing namespaces labelled team=a, and 38 cpu held by bound pods.
 type webhookEnv struct {
-	pods *podValidator
-	jobs *jobValidator
+	pods   *podValidator
+	jobs   *jobValidator
+	grants *grantMarker
 }
 
 func newWebhookEnv(t *testing.T, objs ...client.Object) *webhookEnv {
@@ -55,6 +59,7 @@ func newWebhookEnv(t *testing.T, objs ...client.Object) *webhookEnv {
 		testPod("waiting", "8", inQueue("research")),
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(append(base, objs...)...).
+		WithInterceptorFuncs(interceptor.Funcs{Create: grantsOfVisionUsers}).
 		WithIndex(&corev1.Pod{}, groupIndex, podGroupKey).
 		WithIndex(&corev1.Pod{}, queueLabelIndex, podQueueLabel).
 		WithIndex(&schedv1beta1.PodGroup{}, groupQueueIndex, groupQueue).
@@ -67,8 +72,9 @@ func newWebhookEnv(t *testing.T, objs ...client.Object) *webhookEnv {
 	}
 	d := admission.NewDecoder(s)
 	return &webhookEnv{
-		pods: &podValidator{admitter: a, jobKinds: kinds, decoder: d},
-		jobs: &jobValidator{admitter: a, jobKinds: kinds, decoder: d},
+		pods:   &podValidator{admitter: a, jobKinds: kinds, decoder: d},
+		jobs:   &jobValidator{admitter: a, jobKinds: kinds, decoder: d},
+		grants: &grantMarker{admitter: a, jobKinds: kinds, reviews: c, decoder: d},
 	}
 }
 
@@ -194,4 +200,68 @@ func TestJobPods(t *testing.T) {
 		t.Fatalf("pods %v", pods)
 	}
 	assertResources(t, pods[1], rl("nvidia.com/gpu", "2", "cpu", "4"))
+}
+
+// grantsOfVisionUsers answers SubjectAccessReviews as an API server whose
+// RBAC grants the group vision-users the use of queue research, and
+// creates every other object.
+func grantsOfVisionUsers(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+	sar, ok := obj.(*authorizationv1.SubjectAccessReview)
+	if !ok {
+		return c.Create(ctx, obj, opts...)
+	}
+	ra := sar.Spec.ResourceAttributes
+	sar.Status.Allowed = slices.Contains(sar.Spec.Groups, "vision-users") && ra != nil &&
+		ra.Group == "scheduler.tensorstack.dev" && ra.Resource == "queues" && ra.Name == "research" && ra.Verb == "use"
+	return nil
+}
+
+// TestGrantWebhook: the grant webhook marks the new workloads of a grant
+// holder in a namespace the queue's namespaceSelector does not admit, and
+// no others.
+func TestGrantWebhook(t *testing.T) {
+	e := newWebhookEnv(t)
+	job := func() *batchv1beta1.GenericJob {
+		return &batchv1beta1.GenericJob{Spec: batchv1beta1.GenericJobSpec{
+			Scheduler: &batchv1beta1.SchedulePolicy{T9kScheduler: &batchv1beta1.T9kScheduler{Queue: "research"}},
+		}}
+	}
+	cron := map[string]any{"apiVersion": "batch.tensorstack.dev/v1beta1", "kind": "CronWorkflowRun",
+		"spec": map[string]any{"workflowRun": map[string]any{"spec": map[string]any{
+			"scheduler": map[string]any{"t9kScheduler": map[string]any{"queue": "research"}}}}}}
+	marked := testPod("marked", "1", inQueue("research"))
+	marked.Annotations = map[string]string{schedv1beta1.QueueGrantAnnotation: "other"}
+	tests := []struct {
+		name, ns, kind string
+		obj            any
+		groups         []string
+		wantMark       bool
+	}{
+		{"a holder's pod outside the namespaces", "other", "Pod", testPod("p", "1", inQueue("research")), []string{"vision-users"}, true},
+		{"a holder's job outside the namespaces", "other", "GenericJob", job(), []string{"vision-users"}, true},
+		{"a holder's CronWorkflowRun outside the namespaces", "other", "CronWorkflowRun", cron, []string{"vision-users"}, true},
+		{"a pod of someone without the grant", "other", "Pod", testPod("p", "1", inQueue("research")), []string{"nlp-users"}, false},
+		{"a holder's pod inside the namespaces", "ns", "Pod", testPod("p", "1", inQueue("research")), []string{"vision-users"}, false},
+		{"a holder's pod in a missing queue", "other", "Pod", testPod("p", "1", inQueue("missing")), []string{"vision-users"}, false},
+		{"a pod marked already", "other", "Pod", marked, []string{"vision-users"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := requestIn(t, tc.ns, tc.kind, tc.obj)
+			req.UserInfo.Username, req.UserInfo.Groups = "alice", tc.groups
+			r := e.grants.Handle(context.Background(), req)
+			if !r.Allowed {
+				t.Fatalf("refused: %v", r.Result)
+			}
+			patches, err := json.Marshal(r.Patches)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mark := strings.Contains(string(patches), `"`+schedv1beta1.QueueGrantAnnotation+`":"research"`) ||
+				strings.Contains(string(patches), `queue-grant","value":"research"`)
+			if mark != tc.wantMark {
+				t.Errorf("marked = %t (patches %v), want %t", mark, r.Patches, tc.wantMark)
+			}
+		})
+	}
 }

@@ -180,5 +180,6 @@ func workload(tb *tensorstackv1beta1.TensorBoard, p *logdir.Plan, layout s3Layou
 		UpstreamPort:  Port,
 		ActivityImage: activityImage,
 		Scheduler:     tb.Spec.Scheduler,
+		Owner:         tb,
 	}
 }

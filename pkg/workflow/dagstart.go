@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
 // startNodes starts the DAG's nodes whose dependencies have ended
@@ -169,6 +170,7 @@ func (r *Reconciler) childRun(run *batchv1beta1.WorkflowRun, n *batchv1beta1.DAG
 				batchv1beta1.WorkflowRunNodeLabel:  n.Name,
 				batchv1beta1.WorkflowTemplateLabel: labelValue(n.WorkflowTemplateRef),
 			},
+			Annotations: queue.CarryGrant(nil, run, run.Spec.Scheduler.QueueName()),
 		},
 		Spec: batchv1beta1.WorkflowRunSpec{
 			WorkflowTemplateRef: n.WorkflowTemplateRef,

@@ -13,6 +13,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 	"github.com/accelstack/accelstack/pkg/workflow/seqpod"
 )
 
@@ -159,6 +160,7 @@ func (r *Reconciler) buildPod(run *batchv1beta1.WorkflowRun, spec *batchv1beta1.
 		pod.Spec.SchedulerName = schedulerv1beta1.SchedulerName
 		pod.Labels[schedulerv1beta1.QueueLabel] = s.T9kScheduler.Queue
 	}
+	pod.Annotations = queue.CarryGrant(pod.Annotations, run, run.Spec.Scheduler.QueueName())
 	if err := controllerutil.SetControllerReference(run, pod, r.scheme); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 	"github.com/accelstack/accelstack/pkg/workflow/rules"
 )
 
@@ -177,6 +178,8 @@ func (r *Reconciler) object(run *batchv1beta1.WorkflowRun, spec *batchv1beta1.Wo
 				_ = unstructured.SetNestedMap(obj.Object, sched, "spec", "scheduler")
 			}
 		}
+		jobQueue, _, _ := unstructured.NestedString(obj.Object, "spec", "scheduler", "t9kScheduler", "queue")
+		obj.SetAnnotations(queue.CarryGrant(obj.GetAnnotations(), run, jobQueue))
 		w.obj, w.c, w.watched = obj, r.client, true
 		w.success, w.failure, _ = rules.ForT9kJob(gvk.GroupKind())
 	}

@@ -3,8 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,23 +36,6 @@ func saClient(t *testing.T, cfg *rest.Config, sa, node string) kubernetes.Interf
 	return cs
 }
 
-// applyDeploy applies files of deploy/ to cp with the real kubectl, as an
-// admin would.
-func applyDeploy(t *testing.T, cp *harness.ControlPlane, files ...string) {
-	t.Helper()
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubectl := filepath.Join(cp.Env.BinaryAssetsDirectory, "kubectl")
-	for _, f := range files {
-		out, err := exec.Command(kubectl, "--kubeconfig", cp.KubeconfigPath, "apply", "--server-side", "-f", filepath.Join(root, "deploy", f)).CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl apply -f deploy/%s: %v\n%s", f, err, out)
-		}
-	}
-}
-
 // deniedByPolicy reports whether err is a ValidatingAdmissionPolicy denial
 // (RBAC denials are Forbidden too, but say nothing of a policy).
 func deniedByPolicy(err error) bool {
@@ -70,7 +51,7 @@ func deniedByPolicy(err error) bool {
 func TestNodePolicies(t *testing.T) {
 	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
-	applyDeploy(t, cp, "namespace.yaml", "daemonsets/ascend-device-plugin.yaml", "daemonsets/node-agent.yaml", "daemonsets/node-policies.yaml")
+	cp.ApplyDeploy(t, "namespace.yaml", "daemonsets/ascend-device-plugin.yaml", "daemonsets/node-agent.yaml", "daemonsets/node-policies.yaml")
 	admin, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)

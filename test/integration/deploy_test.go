@@ -203,7 +203,7 @@ func TestNVIDIAVolumeMountsComponent(t *testing.T) {
 func TestControllerPolicies(t *testing.T) {
 	t.Parallel()
 	cp := harness.StartControlPlane(t, harness.WithoutCRDs())
-	applyDeploy(t, cp, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/policies.yaml")
+	cp.ApplyDeploy(t, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/policies.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := cp.Client

@@ -36,7 +36,7 @@ const controllersUser = "system:serviceaccount:accelstack-system:controllers"
 func TestTenancyPolicies(t *testing.T) {
 	t.Parallel()
 	cp := harness.StartControlPlane(t)
-	applyDeploy(t, cp, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/project-roles.yaml", "controllers/tenancy-policies.yaml")
+	cp.ApplyDeploy(t, "namespace.yaml", "rbac/role.yaml", "controllers/deployment.yaml", "controllers/project-roles.yaml", "controllers/tenancy-policies.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := cp.Client

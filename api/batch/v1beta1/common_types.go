@@ -25,6 +25,15 @@ type SchedulePolicy struct {
 	T9kScheduler *T9kScheduler `json:"t9kScheduler,omitempty"`
 }
 
+// QueueName is the T9k Scheduler queue s names, "" when s names none (s may
+// be nil).
+func (s *SchedulePolicy) QueueName() string {
+	if s == nil || s.T9kScheduler == nil {
+		return ""
+	}
+	return s.T9kScheduler.Queue
+}
+
 // T9kScheduler names the queue and priority of a job under the T9k Scheduler.
 type T9kScheduler struct {
 	// queue is the Queue the job's PodGroup joins.

@@ -11,6 +11,15 @@ const (
 	GroupNameLabel = "scheduler.tensorstack.dev/group-name"
 	// RoleLabel names the PodGroup role of a pod, matched against roles[].name.
 	RoleLabel = "scheduler.tensorstack.dev/role"
+	// QueueGrantAnnotation, on a workload or a pod, names the queue its
+	// creator holds the use of (UseVerb on that queue, granted to the user
+	// or one of their groups). It stands in for the queue's
+	// namespaceSelector; the admission policy queue-grant lets only a
+	// holder of the grant write it, and the controllers carry it from a
+	// workload to its pods.
+	QueueGrantAnnotation = "scheduler.tensorstack.dev/queue-grant"
+	// UseVerb is the RBAC verb on queues that grants their use.
+	UseVerb = "use"
 	// DefaultQueue is the queue of a PodGroup that names none.
 	DefaultQueue = "default"
 	// ShapesNamespace and ShapesConfigMap locate the resource shape profiles

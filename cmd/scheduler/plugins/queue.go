@@ -88,7 +88,7 @@ func (p *Queue) PreFilter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod,
 	if err != nil {
 		return nil, fwk.AsStatus(fmt.Errorf("namespace %s: %w", pod.Namespace, err))
 	}
-	w := queue.Workload{Namespace: ns, Pods: p.s.gangRequests(pod, m)}
+	w := queue.Workload{Namespace: ns, Pods: p.s.gangRequests(pod, m), Granted: queue.Granted(pod, m.Queue)}
 	if r := queue.Admit(m.Queue, q, w, p.s.queueState(m.Queue, q)); r != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, r.Message)
 	}

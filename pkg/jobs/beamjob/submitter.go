@@ -7,6 +7,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
 // newSubmitter returns the submitter Job of bj from spec.jobTemplate, named
@@ -29,5 +30,6 @@ func newSubmitter(bj *batchv1beta1.BeamJob) (*batchv1.Job, error) {
 		podLabels[jobs.QueueLabel] = sc.T9kScheduler.Queue
 	}
 	job.Spec.Template.Labels = podLabels
+	job.Spec.Template.Annotations = queue.CarryGrant(job.Spec.Template.Annotations, bj, podLabels[jobs.QueueLabel])
 	return job, nil
 }

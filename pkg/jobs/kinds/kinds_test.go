@@ -107,7 +107,8 @@ func TestJobsWebhookMatchesRegistry(t *testing.T) {
 }
 
 // The queue admission webhook checks, at creation, the jobs of every kind
-// registered with a QueueMatch, under that match condition, and no other.
+// registered with a QueueMatch, under that match condition, and no other;
+// the queue grant webhook marks them under the same condition.
 func TestQueueWebhookMatchesRegistry(t *testing.T) {
 	want := map[string][]string{} // match condition → group/resource
 	for _, i := range kinds.Registered() {
@@ -143,6 +144,25 @@ func TestQueueWebhookMatchesRegistry(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("deploy/controllers/queues-webhook.yaml, job webhooks by match condition (-registry +file):\n%s", diff)
+	}
+	grants := map[string][]string{} // match condition → group/resource
+	for _, c := range documents[admissionregistrationv1.MutatingWebhookConfiguration](t, "deploy/controllers/queue-grants-webhook.yaml") {
+		for _, w := range c.Webhooks {
+			for _, r := range w.Rules {
+				for _, g := range r.APIGroups {
+					for _, res := range r.Resources {
+						grants[w.MatchConditions[0].Expression] = append(grants[w.MatchConditions[0].Expression], res+"."+g)
+					}
+				}
+			}
+		}
+	}
+	for match, resources := range want {
+		for _, res := range resources {
+			if !slices.Contains(grants[match], res) {
+				t.Errorf("deploy/controllers/queue-grants-webhook.yaml does not mark %s under %q", res, match)
+			}
+		}
 	}
 }
 

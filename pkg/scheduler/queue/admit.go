@@ -42,6 +42,9 @@ type Workload struct {
 	Namespace *corev1.Namespace
 	// Pods are the requests of each of the workload's pods.
 	Pods []corev1.ResourceList
+	// Granted says the workload's creator held the use of the queue
+	// (Granted), which admits it whatever the namespaceSelector says.
+	Granted bool
 }
 
 // Total is the sum of the workload's requests.
@@ -66,7 +69,8 @@ type State struct {
 
 // Admit decides whether q may take w now; nil means yes. q nil means the
 // queue name does not exist. The checks run in the order a user fixes
-// them: the queue, the namespace, the size of each pod, then the quota.
+// them: the queue, the namespace (or the creator's grant), the size of
+// each pod, then the quota.
 func Admit(name string, q *schedv1beta1.Queue, w Workload, st State) *Refusal {
 	if q == nil {
 		return &Refusal{Queue: name, Reason: ReasonMissing, Message: fmt.Sprintf("queue %q does not exist", name)}
@@ -74,7 +78,7 @@ func Admit(name string, q *schedv1beta1.Queue, w Workload, st State) *Refusal {
 	if q.Spec.Closed {
 		return &Refusal{Queue: name, Reason: ReasonClosed, Message: fmt.Sprintf("queue %q is closed", name)}
 	}
-	if r := admitNamespace(name, q.Spec.NamespaceSelector, w.Namespace); r != nil {
+	if r := admitNamespace(name, q.Spec.NamespaceSelector, w.Namespace); r != nil && !w.Granted {
 		return r
 	}
 	if r := admitShapes(name, q, w, st); r != nil {
@@ -93,6 +97,11 @@ func quotaRefusal(name string, q *schedv1beta1.Queue, res corev1.ResourceName, a
 	return &Refusal{Queue: name, Reason: ReasonQuota, Resource: res, Message: fmt.Sprintf(
 		"queue %q: %s requests %s would exceed its quota %s (%s allocated)",
 		name, res, add.String(), max.String(), used.String())}
+}
+
+// AdmitsNamespace reports whether q's namespaceSelector admits ns.
+func AdmitsNamespace(q *schedv1beta1.Queue, ns *corev1.Namespace) bool {
+	return admitNamespace("", q.Spec.NamespaceSelector, ns) == nil
 }
 
 func admitNamespace(name string, sel *metav1.LabelSelector, ns *corev1.Namespace) *Refusal {

@@ -71,6 +71,33 @@ func TestAdmit(t *testing.T) {
 			contains: []string{"team-b"},
 		},
 		{
+			name: "a grant admits a namespace the selector does not match",
+			queue: &schedv1beta1.Queue{Spec: schedv1beta1.QueueSpec{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}},
+			}},
+			w: Workload{Namespace: teamB, Pods: []corev1.ResourceList{rl("cpu", "1")}, Granted: true},
+		},
+		{
+			name:  "a grant admits where the queue has no namespaceSelector",
+			queue: &schedv1beta1.Queue{Spec: schedv1beta1.QueueSpec{}},
+			w:     Workload{Namespace: teamB, Pods: []corev1.ResourceList{rl("cpu", "1")}, Granted: true},
+		},
+		{
+			name:  "a grant does not open a closed queue",
+			queue: &schedv1beta1.Queue{Spec: schedv1beta1.QueueSpec{Closed: true}},
+			w:     Workload{Namespace: teamB, Pods: []corev1.ResourceList{rl("cpu", "1")}, Granted: true},
+			want:  ReasonClosed,
+		},
+		{
+			name: "a grant does not lift the quota",
+			queue: &schedv1beta1.Queue{Spec: schedv1beta1.QueueSpec{
+				Quota: &schedv1beta1.Quota{Requests: rl("cpu", "1")},
+			}},
+			w:       Workload{Namespace: teamB, Pods: []corev1.ResourceList{rl("cpu", "2")}, Granted: true},
+			want:    ReasonQuota,
+			wantRes: corev1.ResourceCPU,
+		},
+		{
 			name: "namespace without labels does not match a selector",
 			queue: &schedv1beta1.Queue{Spec: schedv1beta1.QueueSpec{
 				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}},

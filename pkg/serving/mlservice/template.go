@@ -13,6 +13,7 @@ import (
 
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 	"github.com/accelstack/accelstack/pkg/serving"
 )
 
@@ -137,6 +138,7 @@ func finishPod(m *tensorstackv1beta1.MLService, pod *corev1.PodTemplateSpec, sto
 		pod.Spec.SchedulerName = schedulerv1beta1.SchedulerName
 		pod.Labels[schedulerv1beta1.QueueLabel] = s.T9kScheduler.Queue
 	}
+	pod.Annotations = queue.CarryGrant(pod.Annotations, m, pod.Labels[schedulerv1beta1.QueueLabel])
 	if pod.Spec.AutomountServiceAccountToken == nil {
 		pod.Spec.AutomountServiceAccountToken = ptr.To(false)
 	}

@@ -11,6 +11,7 @@ import (
 
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 	"github.com/accelstack/accelstack/pkg/serving"
 )
 
@@ -93,7 +94,10 @@ func deployment(s *tensorstackv1beta1.SimpleMLService, image string) *appsv1.Dep
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(ptr.Deref(s.Spec.Replicas, 1)),
 			Selector: &metav1.LabelSelector{MatchLabels: labels(s)},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: spec},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: queue.CarryGrant(nil, s, podLabels[schedulerv1beta1.QueueLabel])},
+				Spec:       spec,
+			},
 		},
 	}
 	if s.Spec.Strategy != nil {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	"github.com/accelstack/accelstack/pkg/scheduler/queue"
 )
 
 // ownedRuns lists the runs of the CronWorkflowRun through reader: those
@@ -77,7 +78,7 @@ func newRun(cwr *batchv1beta1.CronWorkflowRun, t time.Time, scheme *runtime.Sche
 			Namespace:   cwr.Namespace,
 			Name:        RunName(cwr.Name, t),
 			Labels:      labels,
-			Annotations: maps.Clone(tmpl.Metadata.Annotations),
+			Annotations: queue.CarryGrant(maps.Clone(tmpl.Metadata.Annotations), cwr, tmpl.Spec.Scheduler.QueueName()),
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}

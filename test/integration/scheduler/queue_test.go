@@ -199,3 +199,25 @@ func patchQueue(ctx context.Context, t *testing.T, e *env, name string, mutate f
 		t.Fatal(err)
 	}
 }
+
+// testGrantedPod: a pod marked with its queue's grant is placed in a
+// namespace the queue's namespaceSelector does not match; a mark of
+// another queue does not stand in for it.
+func testGrantedPod(t *testing.T, e *env) {
+	ctx := testutil.SubtestContext(t)
+	pool := unique("grant")
+	e.node(t, pool, 4, nil, nil)
+	q := e.queue(t, pool, func(s *schedv1beta1.QueueSpec) {
+		s.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "vision"}}
+	})
+	ns := e.namespace(t, nil)
+	for name, grant := range map[string]string{"granted": q, "other": q + "-other"} {
+		p := e.podSpec(ns, name, "1", queueLabel(q))
+		p.Annotations = map[string]string{schedv1beta1.QueueGrantAnnotation: grant}
+		if err := e.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitBound(ctx, t, ns, "granted")
+	e.waitUnschedulable(ctx, t, ns, "other", "does not match its namespaceSelector")
+}

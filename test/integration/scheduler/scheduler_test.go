@@ -25,6 +25,7 @@ func TestScheduler(t *testing.T) {
 			{"queue/closed", testClosed},
 			{"queue/missing", testMissingQueue},
 			{"queue/namespaceselector", testNamespaceSelector},
+			{"queue/grant", testGrantedPod},
 			{"queue/nodeselector", testNodeSelector},
 			{"queue/shapes", testShapes},
 			{"preemption/workedexample", testWorkedExample},
