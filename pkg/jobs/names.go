@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedulerv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	"github.com/accelstack/accelstack/pkg/cacheselector"
 )
@@ -13,11 +14,11 @@ import (
 // Labels the engine puts on every object of a job.
 const (
 	// JobNameLabel is the name of the job an object belongs to.
-	JobNameLabel = "batch.tensorstack.dev/job-name"
+	JobNameLabel = batchv1beta1.JobNameLabel
 	// ReplicaTypeLabel is the replica type of a pod or Service.
-	ReplicaTypeLabel = "batch.tensorstack.dev/replica-type"
+	ReplicaTypeLabel = batchv1beta1.ReplicaTypeLabel
 	// ReplicaIndexLabel is the rank of a pod or Service within its type.
-	ReplicaIndexLabel = "batch.tensorstack.dev/replica-index"
+	ReplicaIndexLabel = batchv1beta1.ReplicaIndexLabel
 	// ComponentLabel is the kind's component name, e.g. genericjob.
 	ComponentLabel = "tensorstack.dev/component"
 	// ComponentTypeLabel says whose workload a pod is: user for job pods.

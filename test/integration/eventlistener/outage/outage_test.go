@@ -317,6 +317,9 @@ func startControlPlane(t *testing.T) *controlPlane {
 		BinaryAssetsDirectory: assets,
 		Scheme:                scheme,
 		ControlPlane:          envtest.ControlPlane{APIServer: &envtest.APIServer{CertDir: t.TempDir()}},
+		// The test restarts kube-apiserver while the other integration
+		// packages load both CPUs: envtest's 20 s is too short for that.
+		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -1,0 +1,247 @@
+package t9kcli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
+	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	"github.com/accelstack/accelstack/pkg/t9kcli"
+	"github.com/accelstack/accelstack/test/harness"
+	"github.com/accelstack/accelstack/test/testutil"
+)
+
+// cli runs t9k commands against one control plane.
+type cli struct {
+	t          *testing.T
+	kubeconfig string
+}
+
+// run runs t9k with args and input, and returns its output, its error
+// output and its error.
+func (c *cli) run(input string, args ...string) (string, string, error) {
+	c.t.Helper()
+	var out, errOut bytes.Buffer
+	root := t9kcli.NewRoot(genericiooptions.IOStreams{In: strings.NewReader(input), Out: &out, ErrOut: &errOut})
+	kubeconfig := "--kubeconfig=" + c.kubeconfig
+	if args[0] == "__complete" { // the last argument is the word to complete
+		args = append([]string{args[0], kubeconfig}, args[1:]...)
+	} else {
+		args = append(args, kubeconfig)
+	}
+	root.SetArgs(args)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// mustRun runs t9k and fails the test on an error.
+func (c *cli) mustRun(args ...string) string {
+	c.t.Helper()
+	out, errOut, err := c.run("", args...)
+	if err != nil {
+		c.t.Fatalf("t9k %s: %v\n%s", strings.Join(args, " "), err, errOut)
+	}
+	return out
+}
+
+// genericJob is a GenericJob of one worker replica.
+func genericJob(ns, name string) *batchv1beta1.GenericJob {
+	return &batchv1beta1.GenericJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1beta1.GenericJobSpec{
+			Scheduler: &batchv1beta1.SchedulePolicy{T9kScheduler: &batchv1beta1.T9kScheduler{Queue: "gpu"}},
+			ReplicaSpecs: []batchv1beta1.ReplicaSpec{{Type: "trainer", Replicas: ptr.To[int32](1),
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}}},
+		},
+	}
+}
+
+// TestCLI runs every verb of t9k against a real API server.
+func TestCLI(t *testing.T) {
+	cp := harness.StartControlPlane(t)
+	c := &cli{t: t, kubeconfig: cp.KubeconfigPath}
+	ctx := testutil.SubtestContext(t)
+	admin := cp.Client
+	harness.CreateNamespace(ctx, t, admin, "demo")
+	harness.CreateNamespace(ctx, t, admin, "other")
+	for _, o := range []client.Object{genericJob("demo", "mnist"), genericJob("demo", "bert"), genericJob("other", "gpt")} {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := &schedv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: schedv1beta1.QueueSpec{NamespaceSelector: &metav1.LabelSelector{}}}
+	if err := admin.Create(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("get", func(t *testing.T) {
+		out := c.mustRun("gj", "get", "-p", "demo")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "PHASE") {
+			t.Fatalf("t9k gj get -p demo:\n%s\nwant a table of 2 jobs with the printer columns", out)
+		}
+		if !strings.HasPrefix(lines[1], "bert") || !strings.HasPrefix(lines[2], "mnist") {
+			t.Errorf("rows %q, want bert and mnist", lines[1:])
+		}
+		if got := c.mustRun("genericjob", "get", "-n", "other", "-o", "name"); strings.TrimSpace(got) != "genericjob.batch.tensorstack.dev/gpt" {
+			t.Errorf("-o name = %q", got)
+		}
+		if got := c.mustRun("gj", "get", "-n", "other", "-p", "demo", "mnist", "-o", "template"); !strings.Contains(got, "mnist") || strings.Contains(got, "gpt") {
+			t.Errorf("-p over -n, -o template:\n%s", got)
+		}
+		all := c.mustRun("gj", "get", "-A")
+		for _, want := range []string{"NAMESPACE", "demo", "other", "gpt", "mnist"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("t9k gj get -A does not show %q:\n%s", want, all)
+			}
+		}
+		if got := c.mustRun("queue", "get", "-o", "jsonpath={.items[*].metadata.name}"); got != "gpu" {
+			t.Errorf("t9k queue get -o jsonpath = %q", got)
+		}
+	})
+
+	t.Run("queue", func(t *testing.T) {
+		c.mustRun("queue", "close", "gpu")
+		if err := admin.Get(ctx, client.ObjectKey{Name: "gpu"}, q); err != nil || !q.Spec.Closed {
+			t.Fatalf("after t9k queue close: closed %t (%v)", q.Spec.Closed, err)
+		}
+		c.mustRun("queue", "open", "gpu")
+		if err := admin.Get(ctx, client.ObjectKey{Name: "gpu"}, q); err != nil || q.Spec.Closed {
+			t.Fatalf("after t9k queue open: closed %t (%v)", q.Spec.Closed, err)
+		}
+	})
+
+	t.Run("describe", func(t *testing.T) {
+		job := &batchv1beta1.GenericJob{}
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "mnist"}, job); err != nil {
+			t.Fatal(err)
+		}
+		job.Status.Phase = "Pending"
+		job.Status.Conditions = []batchv1beta1.JobCondition{{Type: "Initialized", Status: corev1.ConditionTrue, Reason: "PodsCreated", LastTransitionTime: metav1.Now()}}
+		if err := admin.Status().Update(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "mnist-trainer-0", Labels: map[string]string{
+				batchv1beta1.JobNameLabel: "mnist", batchv1beta1.ReplicaTypeLabel: "trainer", batchv1beta1.ReplicaIndexLabel: "0"},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1beta1.GroupVersion.WithKind("GenericJob"))}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+		}
+		if err := admin.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: `queue "gpu": nvidia.com/gpu requests 8 would exceed its quota 4 (0 allocated)`}}
+		pod.Status.Phase = corev1.PodPending
+		if err := admin.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Namespace: "demo", Name: "mnist-trainer-0.1"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "demo", Name: pod.Name, UID: pod.UID},
+			Type:           corev1.EventTypeWarning, Reason: "FailedScheduling", Message: "0/1 nodes are available",
+			LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "t9k-scheduler"},
+		}
+		if err := admin.Create(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		out := c.mustRun("gj", "describe", "mnist", "-p", "demo")
+		for _, want := range []string{
+			"Name:", "mnist", "Project:", "demo", "Phase:", "Pending", "Initialized", "PodsCreated",
+			"Queue:", "gpu", "Closed:", "false",
+			"mnist-trainer-0", "Unschedulable", "would exceed its quota",
+			"FailedScheduling", "pod/mnist-trainer-0",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("t9k gj describe does not show %q:\n%s", want, out)
+			}
+		}
+		if _, _, err := c.run("", "gj", "describe", "missing", "-p", "demo"); err == nil || !apierrors.IsNotFound(err) {
+			t.Errorf("describe of a missing job: %v, want not found", err)
+		}
+	})
+
+	t.Run("logs", func(t *testing.T) {
+		_, _, err := c.run("", "gj", "logs", "mnist", "--type", "worker", "-p", "demo")
+		if err == nil || !strings.Contains(err.Error(), `no replica type "worker"; the valid types are: trainer`) {
+			t.Errorf("logs of a type the job does not have: %v", err)
+		}
+		_, _, err = c.run("", "gj", "logs", "bert", "-p", "demo")
+		if err == nil || !strings.Contains(err.Error(), "has no trainer 0 pod yet") {
+			t.Errorf("logs of a job without pods: %v", err)
+		}
+		_, _, err = c.run("", "gj", "logs", "bert", "--index", "-1", "-p", "demo")
+		if t9kcli.ExitCode(err) != t9kcli.ExitBadUsage {
+			t.Errorf("--index -1: %v (exit %d), want a usage error", err, t9kcli.ExitCode(err))
+		}
+	})
+
+	t.Run("wait", func(t *testing.T) {
+		setPhase := func(name, phase string) {
+			job := &batchv1beta1.GenericJob{}
+			if err := admin.Get(ctx, client.ObjectKey{Namespace: "demo", Name: name}, job); err != nil {
+				t.Fatal(err)
+			}
+			job.Status.Phase = batchv1beta1.JobPhase(phase)
+			if err := admin.Status().Update(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+		}
+		go func() {
+			time.Sleep(time.Second)
+			setPhase("bert", "Succeeded")
+		}()
+		if _, _, err := c.run("", "gj", "wait", "bert", "-p", "demo", "--period", "100ms", "--timeout", "30s"); err != nil {
+			t.Errorf("wait for a job that succeeds: %v", err)
+		}
+		setPhase("mnist", "Failed")
+		if _, _, err := c.run("", "gj", "wait", "mnist", "-p", "demo", "--period", "100ms"); err == nil || !strings.Contains(err.Error(), "ended Failed") {
+			t.Errorf("wait for a job that failed: %v", err)
+		}
+		_, _, err := c.run("", "gj", "wait", "gpt", "-p", "other", "--period", "100ms", "--timeout", "500ms")
+		if err == nil || !strings.Contains(err.Error(), "timed out") {
+			t.Errorf("wait past its timeout: %v", err)
+		}
+	})
+
+	t.Run("complete", func(t *testing.T) {
+		out := c.mustRun("__complete", "gj", "describe", "-p", "demo", "")
+		if !strings.Contains(out, "bert\n") || !strings.Contains(out, "mnist\n") || strings.Contains(out, "gpt") {
+			t.Errorf("completion of names in demo:\n%s", out)
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		out, _, err := c.run("n\n", "gj", "delete", "mnist", "-p", "demo")
+		if err != nil || !strings.Contains(out, "Nothing deleted") {
+			t.Fatalf("delete answered no: %v\n%s", err, out)
+		}
+		out = c.mustRun("gj", "rm", "mnist", "-p", "demo", "-f")
+		if !strings.Contains(out, `"mnist" deleted`) {
+			t.Errorf("delete -f:\n%s", out)
+		}
+		out, _, err = c.run("yes\n", "gj", "delete", "--all", "-p", "demo")
+		if err != nil || !strings.Contains(out, `"bert" deleted`) {
+			t.Errorf("delete --all answered yes: %v\n%s", err, out)
+		}
+		var left batchv1beta1.GenericJobList
+		if err := admin.List(ctx, &left); err != nil || len(left.Items) != 1 || left.Items[0].Name != "gpt" {
+			t.Errorf("after the deletes in demo, jobs left: %v (%v), want gpt of other", left.Items, err)
+		}
+		if _, _, err := c.run("", "gj", "delete", "-p", "demo"); t9kcli.ExitCode(err) != t9kcli.ExitBadUsage {
+			t.Errorf("delete without names: %v, want a usage error", err)
+		}
+	})
+}
