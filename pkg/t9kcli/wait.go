@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,16 +46,18 @@ func (o *options) waitCommand(k kind) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
+			var finish func(grace time.Duration)
 			if printLog {
-				logCtx, stop := context.WithCancel(ctx)
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					o.followReplica(logCtx, cs, r, k, args[0], &f, period)
-				}()
-				defer func() { stop(); <-done }()
+				finish = o.printReplicaLog(ctx, cs, r, k, args[0], &f, period)
 			}
 			phase, err := waitPhase(ctx, r, args[0], k.terminal, period, timeout)
+			if finish != nil {
+				grace := logGrace // the job ended: let its last log lines out
+				if err != nil {
+					grace = 0
+				}
+				finish(grace)
+			}
 			if err != nil {
 				return err
 			}
@@ -101,30 +104,70 @@ func waitPhase(ctx context.Context, r dynamic.ResourceInterface, name string, te
 	}
 }
 
-// followReplica prints the log of the replica f chooses until ctx ends:
-// it waits for the pod to appear, follows its log, and follows the next
-// pod when the replica is recreated.
-func (o *options) followReplica(ctx context.Context, cs kubernetes.Interface, r dynamic.ResourceInterface, k kind, name string, f *logFlags, period time.Duration) {
+// logGrace bounds how long wait, once the job has ended, lets the log
+// follower finish printing the replica's last pod.
+const logGrace = 30 * time.Second
+
+// printReplicaLog starts following the log of the replica f chooses and
+// returns the function that ends it: it lets the follower print the
+// replica's last pod to its end (for at most grace), then stops it.
+func (o *options) printReplicaLog(ctx context.Context, cs kubernetes.Interface, r dynamic.ResourceInterface, k kind, name string, f *logFlags, period time.Duration) func(grace time.Duration) {
+	logCtx, stop := context.WithCancel(ctx)
+	ending, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		o.followReplica(logCtx, ending, cs, r, k, name, f, period)
+	}()
+	return func(grace time.Duration) {
+		close(ending)
+		select {
+		case <-done:
+		case <-time.After(grace):
+		}
+		stop()
+		<-done
+	}
+}
+
+// followReplica prints the log of the replica f chooses: it waits for the
+// pod to start, follows its log, and follows the next pod when the
+// replica is recreated. Once ending is closed it prints the pod it has not
+// printed yet, if any, and returns; it returns at once when ctx ends.
+func (o *options) followReplica(ctx context.Context, ending <-chan struct{}, cs kubernetes.Interface, r dynamic.ResourceInterface, k kind, name string, f *logFlags, period time.Duration) {
 	f.follow, f.tail = true, -1
-	var done types.UID
+	var printed types.UID
 	for ctx.Err() == nil {
-		obj, err := r.Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
+		last := isClosed(ending)
+		if obj, err := r.Get(ctx, name, metav1.GetOptions{}); err == nil {
 			pod, err := replicaPod(ctx, cs, k, obj, f)
 			switch {
 			case err != nil:
 				fmt.Fprintln(o.streams.ErrOut, "error:", err)
 				return
-			case pod != nil && pod.UID != done && pod.Status.Phase != "Pending":
+			case pod != nil && pod.UID != printed && pod.Status.Phase != corev1.PodPending:
 				if err := streamLog(ctx, cs, o.streams.Out, pod, f); err != nil && ctx.Err() == nil {
 					fmt.Fprintln(o.streams.ErrOut, "error:", err)
 				}
-				done = pod.UID
+				printed = pod.UID
 			}
+		}
+		if last {
+			return
 		}
 		select {
 		case <-ctx.Done():
+		case <-ending:
 		case <-time.After(period):
 		}
+	}
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -17,12 +18,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	mindxdlv1 "github.com/accelstack/accelstack/api/mindxdl/v1"
 	"github.com/accelstack/accelstack/pkg/jobs"
+	"github.com/accelstack/accelstack/pkg/t9kcli"
 	"github.com/accelstack/accelstack/test/cluster"
 )
 
@@ -212,4 +215,16 @@ func waitLogMatches(t *testing.T, ns, pod string, re *regexp.Regexp, n int) [][]
 		t.Fatalf("%s/%s never logged %s %d times: %v; log:\n%s", ns, pod, re, n, err, logs)
 	}
 	return all
+}
+
+// t9k runs the t9k command line in-process against the cluster, as a user
+// with the admin's kubeconfig, and returns what it wrote to its output and
+// error output together.
+func t9k(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	root := t9kcli.NewRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	root.SetArgs(append(args, "--kubeconfig="+clus.Kubeconfig()))
+	err := root.ExecuteContext(jobContext(t))
+	return out.String(), err
 }

@@ -72,9 +72,23 @@ func TestPyTorchTrainingJobDDP(t *testing.T) {
 	if err := c.Create(jobContext(t), job); err != nil {
 		t.Fatal(err)
 	}
+	// As a user would: t9k waits for the job, printing the master's log.
+	waited, err := t9k(t, "pj", "wait", "ddp", "--print-log", "--type", "master", "-p", ns, "--timeout", "15m", "--period", "2s")
+	if err != nil {
+		t.Errorf("t9k pj wait ddp --print-log: %v\n%s", err, waited)
+	}
+	if !finalLoss.MatchString(waited) {
+		t.Errorf("t9k pj wait --print-log did not print the master's final loss:\n%s", waited)
+	}
 	waitJob(t, c, job, "Succeeded", phase(batchv1beta1.JobSucceeded))
 	loss := checkSameLoss(t, ns, []string{"ddp-master-0", "ddp-worker-0"}, 2)
 	t.Logf("both ranks of a world of 2 end with loss %s", loss)
+	if out, err := t9k(t, "pj", "logs", "ddp", "-p", ns); err != nil || !strings.Contains(out, loss) {
+		t.Errorf("t9k pj logs ddp (worker 0) = %v, without the final loss %s:\n%s", err, loss, out)
+	}
+	if out, err := t9k(t, "pj", "describe", "ddp", "-p", ns); err != nil || !strings.Contains(out, "Succeeded") || !strings.Contains(out, "ddp-worker-0") {
+		t.Errorf("t9k pj describe ddp = %v:\n%s", err, out)
+	}
 	if n := jobs.Condition(&job.Status.JobStatus, batchv1beta1.JobCompleted); n == nil || n.Status != corev1.ConditionTrue {
 		t.Errorf("no Completed condition: %+v", job.Status.Conditions)
 	}
