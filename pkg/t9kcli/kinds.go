@@ -74,3 +74,13 @@ var kinds = []kind{
 	{name: "xgboosttrainingjob", alias: "xj", display: "XGBoostTrainingJob", resource: "xgboosttrainingjobs.batch.tensorstack.dev",
 		verbs: jobVerbs, replicaTypes: []string{"worker", "master"}, terminal: jobPhases},
 }
+
+// kindNamed is the kind of the command tree named name.
+func kindNamed(name string) kind {
+	for _, k := range kinds {
+		if k.name == name {
+			return k
+		}
+	}
+	panic("t9kcli: no kind " + name)
+}

@@ -54,7 +54,9 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	for _, k := range kinds {
 		root.AddCommand(o.kindCommand(k))
 	}
-	root.AddCommand(versionCommand(streams))
+	deleteRelease := o.deleteReleaseCommand()
+	deleteRelease.Hidden = true // t9k mls delete-release, also where the manual shows it
+	root.AddCommand(o.createCommand(), o.deleteFilesCommand(), deleteRelease, versionCommand(streams))
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
 }
@@ -108,6 +110,12 @@ func (o *options) kindCommand(k kind) *cobra.Command {
 		Short:   fmt.Sprintf("Manage %ss", k.display),
 	}
 	cmd.AddCommand(o.getCommand(k))
+	switch k.name {
+	case "mlservice":
+		cmd.AddCommand(o.setCanaryCommand(), o.deleteReleaseCommand())
+	case "workflowtemplate":
+		cmd.AddCommand(o.startCommand())
+	}
 	for _, verb := range k.verbs {
 		switch verb {
 		case verbDescribe:

@@ -3,6 +3,8 @@ package t9kcli
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
+	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
 	"github.com/accelstack/accelstack/pkg/t9kcli"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/testutil"
@@ -223,6 +226,90 @@ func TestCLI(t *testing.T) {
 		}
 	})
 
+	t.Run("create-mls", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "mls.yaml")
+		if err := os.WriteFile(file, []byte(mlsYAML), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := c.mustRun("create", "-f", file, "-p", "demo"); !strings.Contains(out, "created") {
+			t.Fatalf("t9k create -f:\n%s", out)
+		}
+		mls := func() *tensorstackv1beta1.MLService {
+			m := &tensorstackv1beta1.MLService{}
+			if err := admin.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "mask"}, m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		dry := c.mustRun("mls", "set-canary", "mask", "--canary=b", "--traffic=20", "-p", "demo", "--dry-run", "-o", "json")
+		if !strings.Contains(dry, `"canaryTrafficPercent": 20`) || mls().Spec.Canary != "" {
+			t.Errorf("set-canary --dry-run printed\n%s\nand stored canary %q, want the change printed only", dry, mls().Spec.Canary)
+		}
+		c.mustRun("mls", "canary", "mask", "--canary=b", "--traffic=20", "-p", "demo")
+		if m := mls(); m.Spec.Canary != "b" || ptr.Deref(m.Spec.CanaryTrafficPercent, 0) != 20 {
+			t.Errorf("after set-canary: canary %q at %v", m.Spec.Canary, m.Spec.CanaryTrafficPercent)
+		}
+		c.mustRun("mls", "set-canary", "mask", "--traffic=30", "-p", "demo")
+		if m := mls(); m.Spec.Canary != "b" || ptr.Deref(m.Spec.CanaryTrafficPercent, 0) != 30 {
+			t.Errorf("after --traffic=30: canary %q at %v", m.Spec.Canary, m.Spec.CanaryTrafficPercent)
+		}
+		// The API server's validation answers, naming the field.
+		_, _, err := c.run("", "mls", "set-canary", "mask", "--canary=a", "-p", "demo")
+		if err == nil || !strings.Contains(err.Error(), "canary must differ from default") {
+			t.Errorf("a canary equal to the default: %v", err)
+		}
+		if _, _, err := c.run("", "mls", "delete-release", "mask", "--release=a", "-p", "demo"); err == nil || !strings.Contains(err.Error(), "default") {
+			t.Errorf("removing the default release: %v", err)
+		}
+		c.mustRun("delete-release", "mask", "--release=b", "-p", "demo")
+		if m := mls(); len(m.Spec.Releases) != 1 || m.Spec.Canary != "" || m.Spec.CanaryTrafficPercent != nil {
+			t.Errorf("after removing the canary release: %+v", m.Spec)
+		}
+		if out := c.mustRun("delete", "-f", file, "-p", "demo"); !strings.Contains(out, "deleted") {
+			t.Errorf("t9k delete -f:\n%s", out)
+		}
+	})
+
+	t.Run("wt-start", func(t *testing.T) {
+		wt := &batchv1beta1.WorkflowTemplate{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "hello"},
+			Spec: batchv1beta1.WorkflowTemplateSpec{
+				Type:   batchv1beta1.WorkflowTemplateTypePod,
+				Params: []batchv1beta1.ParamSpec{{Name: "who"}, {Name: "greeting", Default: ptr.To("hello")}},
+				Pod: &batchv1beta1.PodWorkflowTemplate{PodSpec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"echo", "$(params.greeting) $(params.who)"}}}}},
+			},
+		}
+		if err := admin.Create(ctx, wt); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.run("", "wt", "start", "hello", "-p", "demo"); t9kcli.ExitCode(err) != t9kcli.ExitBadUsage || !strings.Contains(err.Error(), `needs param "who"`) {
+			t.Errorf("start without a required param: %v", err)
+		}
+		name := strings.TrimSpace(c.mustRun("wt", "start", "hello", "-p", "demo", "-r", "who=world", "--use-param-defaults",
+			"-l", "team=vision", "--serviceaccount", "runner", "--timeout", "10m", "-w", "name=data,type=pvc,claimName=data-pvc,subPath=in"))
+		if !strings.HasPrefix(name, "hello-run-") || len(name) != len("hello-run-")+5 {
+			t.Fatalf("t9k wt start printed %q, want hello-run-<5 characters>", name)
+		}
+		run := &batchv1beta1.WorkflowRun{}
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: "demo", Name: name}, run); err != nil {
+			t.Fatal(err)
+		}
+		params := map[string]string{}
+		for _, p := range run.Spec.Params {
+			params[p.Name] = p.Value
+		}
+		ws := run.Spec.Workspaces
+		if run.Spec.WorkflowTemplateRef != "hello" || params["who"] != "world" || params["greeting"] != "hello" ||
+			run.Labels["team"] != "vision" || run.Spec.ServiceAccountName != "runner" || run.Spec.Timeout == nil ||
+			len(ws) != 1 || ws[0].PersistentVolumeClaim == nil || ws[0].PersistentVolumeClaim.ClaimName != "data-pvc" || ws[0].SubPath != "in" {
+			t.Errorf("the run t9k wt start created: %+v %+v", run.Labels, run.Spec)
+		}
+		if _, _, err := c.run("", "wt", "start", "hello", "-p", "demo", "-r", "who=x", "-w", "name=d,type=nfs"); t9kcli.ExitCode(err) != t9kcli.ExitBadUsage {
+			t.Errorf("a workspace of an unknown type: %v", err)
+		}
+	})
+
 	t.Run("delete", func(t *testing.T) {
 		out, _, err := c.run("n\n", "gj", "delete", "mnist", "-p", "demo")
 		if err != nil || !strings.Contains(out, "Nothing deleted") {
@@ -245,3 +332,19 @@ func TestCLI(t *testing.T) {
 		}
 	})
 }
+
+// mlsYAML is an MLService of two releases, as a user writes it.
+const mlsYAML = `apiVersion: tensorstack.dev/v1beta1
+kind: MLService
+metadata:
+  name: mask
+spec:
+  default: a
+  releases:
+    - name: a
+      predictor:
+        model: {runtime: torchserve}
+    - name: b
+      predictor:
+        model: {runtime: torchserve}
+`
