@@ -26,6 +26,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/activity"
@@ -34,6 +35,7 @@ import (
 	"github.com/accelstack/accelstack/pkg/members"
 	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/pkg/serving/simple"
+	"github.com/accelstack/accelstack/pkg/t9kcli"
 	"github.com/accelstack/accelstack/test/cluster"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/loginclient"
@@ -283,6 +285,9 @@ func report(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 		out.WriteString(kubectl("-n", "demo", "logs", pod))
 	}
 
+	section("The same job with the t9k CLI (t9k pj describe ddp -p demo)")
+	out.WriteString(check("t9k pj describe ddp")(runT9k(ctx, c.Kubeconfig(), "pj", "describe", "ddp", "-p", "demo")))
+
 	section("Queue and PodGroup (kubectl get queues; kubectl -n demo get podgroups)")
 	out.WriteString(kubectl("get", "queues"))
 	out.WriteString("\n")
@@ -349,7 +354,10 @@ func report(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 	nbPath := notebook.URLPrefix("demo", "tutorial")
 	fmt.Fprintf(&out, "open %s%s\nlog in as %s, password %s\n", cluster.GatewayURL, nbPath, cluster.DemoUser, password)
 	out.WriteString(check("the Notebook through the gateway as " + cluster.DemoUser)(openAsDemoUser(ctx, password, nbPath+"api/status")))
-	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\nStop with: make cluster-down\n", c.Kubeconfig())
+	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\n", c.Kubeconfig())
+	out.WriteString("t9k (make build-t9k; bin/t9k, with the same KUBECONFIG), for example:\n" +
+		"  t9k pj get -p demo\n  t9k pj logs ddp --type=master -p demo\n  t9k nb get -p demo\n  t9k queue get\n  t9k wr describe report -p demo\n")
+	out.WriteString("Stop with: make cluster-down\n")
 	if _, err := w.Write(out.Bytes()); err != nil {
 		return err
 	}
@@ -500,4 +508,14 @@ func doJSON(ctx context.Context, method, url, body string, header http.Header) (
 		return "", fmt.Errorf("%s: %s", resp.Status, b)
 	}
 	return indentJSON(string(b))
+}
+
+// runT9k runs the t9k command line in-process with the kubeconfig and
+// returns its output.
+func runT9k(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	var out bytes.Buffer
+	root := t9kcli.NewRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	root.SetArgs(append(args, "--kubeconfig="+kubeconfig))
+	err := root.ExecuteContext(ctx)
+	return out.String(), err
 }
