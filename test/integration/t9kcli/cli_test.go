@@ -219,6 +219,8 @@ func TestCLI(t *testing.T) {
 		}
 	})
 
+	t.Run("terminal", func(t *testing.T) { testTerminal(t, cp.KubeconfigPath) })
+
 	t.Run("complete", func(t *testing.T) {
 		out := c.mustRun("__complete", "gj", "describe", "-p", "demo", "")
 		if !strings.Contains(out, "bert\n") || !strings.Contains(out, "mnist\n") || strings.Contains(out, "gpt") {
