@@ -230,58 +230,47 @@ func TestWebhookCertRefusesBadServiceName(t *testing.T) {
 	}
 }
 
-// TestWebhookCertValidatingWebhooks: the CA goes into every webhook of the
-// jobs' ValidatingWebhookConfiguration as into the CRDs; an install without
-// it is fine.
-func TestWebhookCertValidatingWebhooks(t *testing.T) {
+// TestWebhookCertWebhookConfigurations: the CA goes into every webhook of
+// the ValidatingWebhookConfigurations and MutatingWebhookConfigurations
+// the manager serves, as into the CRDs; an install without them is fine.
+func TestWebhookCertWebhookConfigurations(t *testing.T) {
 	ctx := context.Background()
 	c := newFakeClient(t, nil)
 	if _, err := SelfSignedWebhookCert(ctx, c, t.TempDir(), testDNS, ConvertedCRDs); err != nil {
-		t.Fatalf("without the ValidatingWebhookConfiguration: %v", err)
+		t.Fatalf("without the webhook configurations: %v", err)
 	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhooks[0]},
 		Webhooks:   []admissionregistrationv1.ValidatingWebhook{{Name: "a.example.com"}, {Name: "b.example.com"}},
 	}
-	if err := c.Create(ctx, cfg); err != nil {
-		t.Fatal(err)
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhooks[0]},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: "c.example.com"}, {Name: "d.example.com"}},
 	}
-	if _, err := SelfSignedWebhookCert(ctx, c, t.TempDir(), testDNS, ConvertedCRDs); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), cfg); err != nil {
-		t.Fatal(err)
-	}
-	ca := caOf(ctx, t, c)
-	for _, w := range cfg.Webhooks {
-		if string(w.ClientConfig.CABundle) != string(ca) {
-			t.Errorf("webhook %s caBundle %q, want the CA", w.Name, w.ClientConfig.CABundle)
+	for _, cfg := range []client.Object{validating, mutating} {
+		if err := c.Create(ctx, cfg); err != nil {
+			t.Fatal(err)
 		}
 	}
-}
-
-// TestWebhookCertMutatingWebhooks: the CA goes into every webhook of the
-// MutatingWebhookConfigurations too.
-func TestWebhookCertMutatingWebhooks(t *testing.T) {
-	ctx := context.Background()
-	c := newFakeClient(t, nil)
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhooks[0]},
-		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: "a.example.com"}, {Name: "b.example.com"}},
-	}
-	if err := c.Create(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := SelfSignedWebhookCert(ctx, c, t.TempDir(), testDNS, ConvertedCRDs); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), cfg); err != nil {
-		t.Fatal(err)
+	bundles := map[string][]byte{}
+	for _, cfg := range []client.Object{validating, mutating} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range validating.Webhooks {
+		bundles[w.Name] = w.ClientConfig.CABundle
+	}
+	for _, w := range mutating.Webhooks {
+		bundles[w.Name] = w.ClientConfig.CABundle
 	}
 	ca := caOf(ctx, t, c)
-	for _, w := range cfg.Webhooks {
-		if string(w.ClientConfig.CABundle) != string(ca) {
-			t.Errorf("webhook %s caBundle %q, want the CA", w.Name, w.ClientConfig.CABundle)
+	for name, bundle := range bundles {
+		if string(bundle) != string(ca) {
+			t.Errorf("webhook %s caBundle %q, want the CA", name, bundle)
 		}
 	}
 }

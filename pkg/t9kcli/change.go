@@ -69,11 +69,29 @@ func (o *options) save(ctx context.Context, c *changeFlags, r dynamic.ResourceIn
 	return saved, nil
 }
 
-// getTyped reads name of r into obj, a typed object.
-func getTyped(ctx context.Context, r dynamic.ResourceInterface, name string, obj runtime.Object) error {
-	u, err := r.Get(ctx, name, metav1.GetOptions{})
+// object reads name, of kind k, in the project, and returns it with the
+// client of its kind.
+func (o *options) object(ctx context.Context, k kind, name string) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+	r, err := o.resource(k)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
+	obj, err := r.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("getting %s %s: %w", k.display, name, err)
+	}
+	return r, obj, nil
+}
+
+// typed reads name, of kind k, into obj, a typed object, and returns the
+// client of its kind.
+func (o *options) typed(ctx context.Context, k kind, name string, obj runtime.Object) (dynamic.ResourceInterface, error) {
+	r, u, err := o.object(ctx, k, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", k.display, name, err)
+	}
+	return r, nil
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
@@ -32,13 +34,9 @@ func (o *options) describeCommand(k kind) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeNames(k),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := o.resource(k)
+			_, obj, err := o.object(cmd.Context(), k, args[0])
 			if err != nil {
 				return err
-			}
-			obj, err := r.Get(cmd.Context(), args[0], metav1.GetOptions{})
-			if err != nil {
-				return fmt.Errorf("getting %s %s: %w", k.display, args[0], err)
 			}
 			cs, dc, err := o.clients()
 			if err != nil {
@@ -178,9 +176,7 @@ func (d *describer) pods(ctx context.Context, obj *unstructured.Unstructured) ([
 	owned := map[types.UID]bool{obj.GetUID(): true}
 	// Deployments own ReplicaSets: two passes over the owners reach pods.
 	for range 2 {
-		if err := d.ownedControllers(ctx, ns, owned); err != nil {
-			return nil, err
-		}
+		d.ownedControllers(ctx, ns, owned)
 	}
 	list, err := d.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -197,35 +193,57 @@ func (d *describer) pods(ctx context.Context, obj *unstructured.Unstructured) ([
 }
 
 // ownedControllers adds to owned the UIDs of the workload controllers in
-// ns that something in owned controls.
-func (d *describer) ownedControllers(ctx context.Context, ns string, owned map[types.UID]bool) error {
-	var metas []metav1.Object
-	if l, err := d.cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{}); err == nil {
-		for i := range l.Items {
-			metas = append(metas, &l.Items[i])
+// ns (ReplicaSets, Deployments, StatefulSets, Jobs) that something in
+// owned controls. A kind the user may not list is passed over.
+func (d *describer) ownedControllers(ctx context.Context, ns string, owned map[types.UID]bool) {
+	opts := metav1.ListOptions{}
+	lists := []func() ([]metav1.Object, error){
+		func() ([]metav1.Object, error) {
+			l, err := d.cs.AppsV1().ReplicaSets(ns).List(ctx, opts)
+			return metas(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			l, err := d.cs.AppsV1().Deployments(ns).List(ctx, opts)
+			return metas(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			l, err := d.cs.AppsV1().StatefulSets(ns).List(ctx, opts)
+			return metas(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			l, err := d.cs.BatchV1().Jobs(ns).List(ctx, opts)
+			return metas(l, err)
+		},
+	}
+	for _, list := range lists {
+		objs, err := list()
+		if err != nil {
+			continue
+		}
+		for _, m := range objs {
+			if ref := metav1.GetControllerOf(m); ref != nil && owned[ref.UID] {
+				owned[m.GetUID()] = true
+			}
 		}
 	}
-	if l, err := d.cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); err == nil {
-		for i := range l.Items {
-			metas = append(metas, &l.Items[i])
+}
+
+// metas returns the metadata of the items of list.
+func metas(list runtime.Object, err error) ([]metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, 0, len(items))
+	for _, it := range items {
+		if m, err := meta.Accessor(it); err == nil {
+			out = append(out, m)
 		}
 	}
-	if l, err := d.cs.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{}); err == nil {
-		for i := range l.Items {
-			metas = append(metas, &l.Items[i])
-		}
-	}
-	if l, err := d.cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{}); err == nil {
-		for i := range l.Items {
-			metas = append(metas, &l.Items[i])
-		}
-	}
-	for _, m := range metas {
-		if ref := metav1.GetControllerOf(m); ref != nil && owned[ref.UID] {
-			owned[m.GetUID()] = true
-		}
-	}
-	return nil
+	return out, nil
 }
 
 // podTable writes the pods with their phase, node, restarts and why

@@ -66,13 +66,9 @@ func (o *options) logsCommand(k kind) *cobra.Command {
 			if f.index < 0 {
 				return usageError(cmd, "--index must be 0 or more, not %d", f.index)
 			}
-			r, err := o.resource(k)
+			_, obj, err := o.object(cmd.Context(), k, args[0])
 			if err != nil {
 				return err
-			}
-			obj, err := r.Get(cmd.Context(), args[0], metav1.GetOptions{})
-			if err != nil {
-				return fmt.Errorf("getting %s %s: %w", k.display, args[0], err)
 			}
 			cs, _, err := o.clients()
 			if err != nil {

@@ -42,13 +42,10 @@ func (o *options) setCanaryCommand() *cobra.Command {
 			if !flags.Changed("default") && !flags.Changed("canary") && !flags.Changed("traffic") {
 				return usageError(cmd, "give --default, --canary or --traffic")
 			}
-			r, err := o.resource(mlservice)
+			m := &tensorstackv1beta1.MLService{}
+			r, err := o.typed(cmd.Context(), mlservice, args[0], m)
 			if err != nil {
 				return err
-			}
-			m := &tensorstackv1beta1.MLService{}
-			if err := getTyped(cmd.Context(), r, args[0], m); err != nil {
-				return fmt.Errorf("getting MLService %s: %w", args[0], err)
 			}
 			if flags.Changed("default") {
 				m.Spec.Default = defaultR
@@ -106,13 +103,10 @@ func (o *options) deleteReleaseCommand() *cobra.Command {
 			if len(releases) == 0 {
 				return usageError(cmd, "name the releases to remove with --release")
 			}
-			r, err := o.resource(mlservice)
+			m := &tensorstackv1beta1.MLService{}
+			r, err := o.typed(cmd.Context(), mlservice, args[0], m)
 			if err != nil {
 				return err
-			}
-			m := &tensorstackv1beta1.MLService{}
-			if err := getTyped(cmd.Context(), r, args[0], m); err != nil {
-				return fmt.Errorf("getting MLService %s: %w", args[0], err)
 			}
 			var have []string
 			for _, rel := range m.Spec.Releases {

@@ -67,12 +67,8 @@ func (o *options) startCommand() *cobra.Command {
 				run.Spec.Timeout = &metav1.Duration{Duration: timeout}
 			}
 			wt := &batchv1beta1.WorkflowTemplate{}
-			tr, err := o.resource(workflowTemplate)
-			if err != nil {
+			if _, err := o.typed(cmd.Context(), workflowTemplate, args[0], wt); err != nil {
 				return err
-			}
-			if err := getTyped(cmd.Context(), tr, args[0], wt); err != nil {
-				return fmt.Errorf("getting WorkflowTemplate %s: %w", args[0], err)
 			}
 			for _, p := range wt.Spec.Params {
 				v, ok := given[p.Name]
