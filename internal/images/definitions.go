@@ -79,6 +79,12 @@ var Definitions = []Definition{
 		User:   "65532:65532",
 	},
 	{
+		// The command line, for pods that drive the platform (a workflow
+		// step, a CI job); users install the binary itself.
+		Binary: "t9k",
+		User:   "65532:65532",
+	},
+	{
 		// The router of MLServices; the controllers' Deployments run it
 		// as non-root.
 		Binary: "serving-router",

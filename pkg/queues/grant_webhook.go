@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -83,17 +84,17 @@ func (g *grantMarker) Handle(ctx context.Context, req admission.Request) admissi
 	if !ok {
 		return admission.Allowed("no grant")
 	}
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
+	return admission.Patched("marked with the creator's grant", grantPatch(obj, name))
+}
+
+// grantPatch is the JSON patch adding the grant of queue name to obj's
+// annotations: only that, so that nothing else of the object is rewritten.
+func grantPatch(obj *unstructured.Unstructured, name string) jsonpatch.JsonPatchOperation {
+	if obj.GetAnnotations() == nil {
+		return jsonpatch.NewOperation("add", "/metadata/annotations", map[string]string{schedv1beta1.QueueGrantAnnotation: name})
 	}
-	annotations[schedv1beta1.QueueGrantAnnotation] = name
-	obj.SetAnnotations(annotations)
-	marked, err := json.Marshal(obj.Object)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
-	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, marked)
+	key := strings.NewReplacer("~", "~0", "/", "~1").Replace(schedv1beta1.QueueGrantAnnotation)
+	return jsonpatch.NewOperation("add", "/metadata/annotations/"+key, name)
 }
 
 // queueOf returns the queue obj asks for, "" when none.

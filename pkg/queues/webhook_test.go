@@ -229,6 +229,8 @@ func TestGrantWebhook(t *testing.T) {
 	cron := map[string]any{"apiVersion": "batch.tensorstack.dev/v1beta1", "kind": "CronWorkflowRun",
 		"spec": map[string]any{"workflowRun": map[string]any{"spec": map[string]any{
 			"scheduler": map[string]any{"t9kScheduler": map[string]any{"queue": "research"}}}}}}
+	annotated := testPod("annotated", "1", inQueue("research"))
+	annotated.Annotations = map[string]string{"team": "vision"}
 	marked := testPod("marked", "1", inQueue("research"))
 	marked.Annotations = map[string]string{schedv1beta1.QueueGrantAnnotation: "other"}
 	tests := []struct {
@@ -239,6 +241,7 @@ func TestGrantWebhook(t *testing.T) {
 	}{
 		{"a holder's pod outside the namespaces", "other", "Pod", testPod("p", "1", inQueue("research")), []string{"vision-users"}, true},
 		{"a holder's job outside the namespaces", "other", "GenericJob", job(), []string{"vision-users"}, true},
+		{"a holder's pod with annotations of its own", "other", "Pod", annotated, []string{"vision-users"}, true},
 		{"a holder's CronWorkflowRun outside the namespaces", "other", "CronWorkflowRun", cron, []string{"vision-users"}, true},
 		{"a pod of someone without the grant", "other", "Pod", testPod("p", "1", inQueue("research")), []string{"nlp-users"}, false},
 		{"a holder's pod inside the namespaces", "ns", "Pod", testPod("p", "1", inQueue("research")), []string{"vision-users"}, false},

@@ -100,7 +100,11 @@ func (d *describer) describe(ctx context.Context, out io.Writer, k kind, obj *un
 			uids[p.UID] = true
 		}
 	}
-	return d.events(ctx, w, obj.GetNamespace(), uids)
+	eventsNS := obj.GetNamespace()
+	if eventsNS == "" {
+		eventsNS = metav1.NamespaceDefault // where the events of cluster-scoped objects go
+	}
+	return d.events(ctx, w, eventsNS, uids)
 }
 
 // conditions writes status.conditions as a table.

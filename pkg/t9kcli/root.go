@@ -1,9 +1,12 @@
 // Package t9kcli is the t9k command line: for each kind of the platform,
 // get, describe, delete, and for jobs and workflow runs logs and wait,
 // under the kind's name or its short name (t9k pj get), with kubectl's
-// connection flags and output formats, and the platform's -p/--project.
-// get is kubectl's own get over the kind's resource, so its tables are the
-// kinds' printer columns and every kubectl output format works.
+// connection flags and output formats, and the platform's -p/--project;
+// beside them the kinds' own verbs (queue open and close, mls set-canary
+// and delete-release, wt start, smls create, project create) and create
+// -f and delete -f. get is kubectl's own get over the kind's resource, so
+// its tables are the kinds' printer columns and every kubectl output
+// format works.
 package t9kcli
 
 import (
@@ -16,6 +19,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/accelstack/accelstack/pkg/version"
 )
 
 // options are what every command shares: the streams, the connection
@@ -47,6 +52,9 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 		},
 	}
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(c, "%v", err) })
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
@@ -115,6 +123,10 @@ func (o *options) kindCommand(k kind) *cobra.Command {
 		cmd.AddCommand(o.setCanaryCommand(), o.deleteReleaseCommand())
 	case "workflowtemplate":
 		cmd.AddCommand(o.startCommand())
+	case "simplemlservice":
+		cmd.AddCommand(o.createSimpleCommand())
+	case "project":
+		cmd.AddCommand(o.createProjectCommand())
 	}
 	for _, verb := range k.verbs {
 		switch verb {

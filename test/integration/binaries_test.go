@@ -16,7 +16,9 @@ import (
 // --help and --version and refuses a bad flag with exit status 2 and a
 // message naming the flag. The scheduler, a module of its own built on
 // kube-scheduler, has kube-scheduler's command line: its --version prints
-// the Kubernetes version it is stamped with, and a bad flag exits 1.
+// the Kubernetes version it is stamped with, and a bad flag exits 1. The
+// command line t9k has kubectl's conventions: cobra's usage, and a bad
+// flag named with exit status 2.
 func TestBinariesCommandLine(t *testing.T) {
 	t.Parallel()
 	root, err := harness.RepoRoot()
@@ -43,6 +45,13 @@ func TestBinariesCommandLine(t *testing.T) {
 				{args: []string{"--help"}, wantCode: 0, wantOut: "Usage: " + name},
 				{args: []string{"--version"}, wantCode: 0, wantOut: name + " v1.2.3-test"},
 				{args: []string{"--no-such-flag"}, wantCode: 2, wantOut: "flag provided but not defined: -no-such-flag"},
+			}
+			if name == "t9k" {
+				testCases = []testCase{
+					{args: []string{"--help"}, wantCode: 0, wantOut: "Usage:\n  t9k [command]"},
+					{args: []string{"--version"}, wantCode: 0, wantOut: name + " v1.2.3-test"},
+					{args: []string{"--no-such-flag"}, wantCode: 2, wantOut: "unknown flag: --no-such-flag"},
+				}
 			}
 			if name == "scheduler" {
 				build = exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X k8s.io/component-base/version.gitVersion=v1.2.3-test", "-o", bin, ".")

@@ -19,6 +19,7 @@ import (
 	batchv1beta1 "github.com/accelstack/accelstack/api/batch/v1beta1"
 	schedv1beta1 "github.com/accelstack/accelstack/api/scheduler/v1beta1"
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/members"
 	"github.com/accelstack/accelstack/pkg/t9kcli"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/testutil"
@@ -269,6 +270,55 @@ func TestCLI(t *testing.T) {
 		}
 		if out := c.mustRun("delete", "-f", file, "-p", "demo"); !strings.Contains(out, "deleted") {
 			t.Errorf("t9k delete -f:\n%s", out)
+		}
+	})
+
+	t.Run("project-create", func(t *testing.T) {
+		// No Project controller runs here: the namespace is there already.
+		harness.CreateNamespace(ctx, t, admin, "team-x")
+		out := c.mustRun("project", "create", "team-x", "alice", "--build")
+		if !strings.Contains(out, `project "team-x" created`) || !strings.Contains(out, "alice is its admin") {
+			t.Errorf("t9k project create:\n%s", out)
+		}
+		got, err := members.Get(ctx, admin, "team-x", members.UserKind, "alice")
+		if err != nil || !got.Admin || len(got.Scopes) != 1 || got.Scopes[0] != members.Build {
+			t.Errorf("alice in team-x: %+v (%v), want the admin with the build scope", got, err)
+		}
+		_, _, err = c.run("", "project", "create", "team-y", "bob", "--timeout", "1s")
+		if err == nil || !strings.Contains(err.Error(), "did not appear") {
+			t.Errorf("project create without a Project controller: %v", err)
+		}
+		if _, _, err := c.run("", "project", "create", "team-z", "bad user"); t9kcli.ExitCode(err) != t9kcli.ExitBadUsage {
+			t.Errorf("an owner name with a space: %v, want a usage error", err)
+		}
+	})
+
+	t.Run("smls-create", func(t *testing.T) {
+		c.mustRun("smls", "create", "mnist", "--model=s3://models/mnist/", "--secret=s3-cred",
+			"--image=t9kpublic/tensorflow-serving:2.6.0", "-p", "demo")
+		s := &tensorstackv1beta1.SimpleMLService{}
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "mnist"}, s); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.Spec.Storage; s.Spec.TensorFlow == nil || s.Spec.TensorFlow.Image != "t9kpublic/tensorflow-serving:2.6.0" ||
+			st == nil || st.S3 == nil || st.S3.URI != "s3://models/mnist/" || st.S3.SecretRef.Name != "s3-cred" {
+			t.Errorf("the SimpleMLService t9k smls create made: %+v", s.Spec)
+		}
+		dry := c.mustRun("smls", "create", "torch", "--model=pvc://models/mnist", "--image=t9kpublic/pytorch-serve:0.4.1-cpu",
+			"-p", "demo", "--dry-run")
+		if !strings.Contains(dry, "pytorch:") || !strings.Contains(dry, "subPath: mnist") {
+			t.Errorf("smls create --dry-run of a PVC model:\n%s", dry)
+		}
+		for args, want := range map[string]string{
+			"--model=mms://aihub/t9kpublic/mnist:v1 --image=tensorflow-serving": "mms:// (the model management service) is not served",
+			"--model=s3://models/mnist/ --image=tensorflow-serving":             "needs --secret",
+			"--model=pvc://models/x --image=serving --tech=xgboost":             "serves tensorflow or pytorch",
+			"--model=pvc://models/x --image=serving":                            "give --tech",
+		} {
+			_, _, err := c.run("", append([]string{"smls", "create", "bad", "-p", "demo"}, strings.Fields(args)...)...)
+			if t9kcli.ExitCode(err) != t9kcli.ExitBadUsage || !strings.Contains(err.Error(), want) {
+				t.Errorf("smls create %s: %v, want a usage error with %q", args, err, want)
+			}
 		}
 	})
 
