@@ -17,9 +17,6 @@ import (
 	"github.com/accelstack/accelstack/pkg/members"
 )
 
-// project is the Project kind of the command tree.
-var project = kindNamed("project")
-
 // createProjectCommand creates a Project and makes its owner its admin
 // and a member with the scopes given.
 func (o *options) createProjectCommand() *cobra.Command {
