@@ -55,7 +55,15 @@ func TestBrowserOpensNotebook(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("username"), cluster.DemoUser),
 		chromedp.SendKeys(chromedp.ID("password"), password),
 		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("notebook_list")))
+		chromedp.WaitNotPresent(chromedp.ID("password")))
+	// The login returns to the page asked for; should it land on Jupyter's
+	// default page instead, a person opens the file list, as here.
+	steps := []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("notebook_list"))}
+	if landed, err := chromedp.Run(b, chromedp.Location()); err != nil || !strings.HasSuffix(landed, "/tree") {
+		t.Logf("the login returned to %s (%v); opening the file list", landed, err)
+		steps = append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(base + "tree")}, steps...)
+	}
+	browser.Do(b, t, "seeing the file list", 2*time.Minute, steps...)
 	browser.Screenshot(b, t, "notebook-tree")
 
 	// The notebook file comes through Jupyter's contents API, from the
