@@ -38,23 +38,14 @@ func (o *options) describeCommand(k kind) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cs, dc, err := o.clients()
+			cs, _, err := o.clients()
 			if err != nil {
 				return err
 			}
-			d := &describer{cs: cs, queues: func(ctx context.Context, name string) (*unstructured.Unstructured, error) {
-				gvr, err := o.gvr(kind{display: "Queue", resource: "queues.scheduler.tensorstack.dev"})
-				if err != nil {
-					return nil, err
-				}
-				return dc.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
-			}, groups: func(ctx context.Context, ns, name string) (*unstructured.Unstructured, error) {
-				gvr, err := o.gvr(kind{display: "PodGroup", resource: "podgroups.scheduler.tensorstack.dev"})
-				if err != nil {
-					return nil, err
-				}
-				return dc.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-			}, now: time.Now()}
+			d := &describer{cs: cs, now: time.Now(), get: func(ctx context.Context, k kind, name string) (*unstructured.Unstructured, error) {
+				_, u, err := o.object(ctx, k, name)
+				return u, err
+			}}
 			return d.describe(cmd.Context(), o.streams.Out, k, obj)
 		},
 	}
@@ -62,10 +53,10 @@ func (o *options) describeCommand(k kind) *cobra.Command {
 
 // describer gathers what describe prints.
 type describer struct {
-	cs     kubernetes.Interface
-	queues func(ctx context.Context, name string) (*unstructured.Unstructured, error)
-	groups func(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error)
-	now    time.Time
+	cs kubernetes.Interface
+	// get reads an object of a kind: the queue, the PodGroup.
+	get func(ctx context.Context, k kind, name string) (*unstructured.Unstructured, error)
+	now time.Time
 }
 
 // describe writes the description of obj, of kind k, to out.
@@ -152,7 +143,7 @@ func (d *describer) tasks(w describe.PrefixWriter, obj *unstructured.Unstructure
 // open, and what it has allocated of its quota.
 func (d *describer) scheduling(ctx context.Context, w describe.PrefixWriter, obj *unstructured.Unstructured, queue string) {
 	w.Write(describe.LEVEL_0, "Queue:\t%s\n", queue)
-	if q, err := d.queues(ctx, queue); err != nil {
+	if q, err := d.get(ctx, kindNamed("queue"), queue); err != nil {
 		w.Write(describe.LEVEL_1, "(the queue cannot be read: %s)\n", reason(err))
 	} else {
 		closed, _, _ := unstructured.NestedBool(q.Object, "spec", "closed")
@@ -163,7 +154,7 @@ func (d *describer) scheduling(ctx context.Context, w describe.PrefixWriter, obj
 			w.Write(describe.LEVEL_1, "Quota:\t%s\n", resourceList(quota, allocated))
 		}
 	}
-	if pg, err := d.groups(ctx, obj.GetNamespace(), obj.GetName()); err == nil {
+	if pg, err := d.get(ctx, kindNamed("podgroup"), obj.GetName()); err == nil {
 		w.Write(describe.LEVEL_0, "PodGroup:\t%s\n", pg.GetName())
 		conds, _, _ := unstructured.NestedSlice(pg.Object, "status", "conditions")
 		for _, c := range conds {

@@ -10,7 +10,7 @@ import (
 
 // queueStateCommand is t9k queue open or close: it sets spec.closed.
 func (o *options) queueStateCommand(verb string, closed bool) *cobra.Command {
-	q := kind{display: "Queue", resource: "queues.scheduler.tensorstack.dev", clusterScoped: true}
+	q := kindNamed("queue")
 	what := "admits new workloads again"
 	if closed {
 		what = "refuses new workloads and places no more pods"

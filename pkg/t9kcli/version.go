@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/accelstack/accelstack/pkg/version"
@@ -21,6 +20,3 @@ func versionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 }
-
-// isNotFound reports whether err is the API's NotFound.
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
