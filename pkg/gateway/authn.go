@@ -161,11 +161,24 @@ type SessionAuthenticator struct {
 func (a SessionAuthenticator) Authenticate(ctx context.Context, r *http.Request) (*User, error) {
 	if r.Header.Get("Authorization") == "" {
 		if s, ok := a.Login.Session(r); ok {
-			groups := append(slices.Clone(s.Groups), authenticatedGroup)
-			return &User{Name: s.User, Groups: groups, session: s}, nil
+			return sessionUser(s, s), nil
 		}
 	}
+	if cred, ok := bearer(r); ok && strings.HasPrefix(cred, login.TokenPrefix) {
+		s, ok := a.Login.TokenSession(cred)
+		if !ok {
+			return nil, ErrBadCredential
+		}
+		// A token is no cookie: a request with it needs no CSRF token.
+		return sessionUser(s, nil), nil
+	}
 	return a.Next.Authenticate(ctx, r)
+}
+
+// sessionUser returns the user of a login; cookie is the session when it
+// came in a cookie.
+func sessionUser(s, cookie *login.Session) *User {
+	return &User{Name: s.User, Groups: append(slices.Clone(s.Groups), authenticatedGroup), session: cookie}
 }
 
 // bearer returns the credential of the request's Authorization header.

@@ -46,6 +46,8 @@ type Gateway struct {
 	// Provider serves the identity provider's public endpoints under
 	// login.ProviderPath; nil serves none.
 	Provider http.Handler
+	// API serves the Kubernetes API at KubernetesPath; nil serves none.
+	API http.Handler
 	// Transport carries the proxied requests.
 	Transport http.RoundTripper
 	Log       logr.Logger
@@ -87,6 +89,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle(KeysPath+"/", keys)
 	if g.Client != nil {
 		mux.Handle(ProjectsPath+"/", &membersAPI{c: g.Client, authn: g.Authenticator, log: g.Log})
+	}
+	if g.API != nil {
+		mux.Handle(KubernetesPath+"/", g.API)
 	}
 	if g.Login != nil {
 		g.Login.Register(mux)

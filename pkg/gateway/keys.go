@@ -148,16 +148,18 @@ func authenticateAccount(w http.ResponseWriter, r *http.Request, authn Authentic
 		http.Error(w, "forbidden: API keys cannot manage "+what+"; use a login or a Kubernetes token", http.StatusForbidden)
 		return nil, false
 	}
-	if user.session != nil && !safeMethod(r.Method) && !login.ValidCSRF(r, user.session) {
+	if missingCSRF(r, user) {
 		http.Error(w, "forbidden: a request with a login session that changes "+what+" must carry the session's "+login.CSRFHeader+" header", http.StatusForbidden)
 		return nil, false
 	}
 	return user, true
 }
 
-// safeMethod reports whether method only reads.
-func safeMethod(method string) bool {
-	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
+// missingCSRF reports whether r changes state with a login session's
+// cookie but without the session's CSRF token.
+func missingCSRF(r *http.Request, user *User) bool {
+	safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
+	return user.session != nil && !safe && !login.ValidCSRF(r, user.session)
 }
 
 // writeJSON answers v as JSON with code.

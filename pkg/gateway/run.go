@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -73,7 +75,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger, r
 	if lg != nil {
 		authn = SessionAuthenticator{Login: lg, Next: authn}
 	}
+	api, err := newAPIProxy(cfg, authn, c, opts.CacheTTL, log)
+	if err != nil {
+		return nil, err
+	}
 	return &Gateway{
+		API:           api,
 		Router:        Router{Host: opts.Host, ServingDomain: opts.ServingDomain},
 		Authenticator: authn,
 		Login:         lg,
@@ -101,6 +108,50 @@ func NewTransport() *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+}
+
+// newAPIProxy returns the proxy to the API server of cfg: requests that
+// impersonate carry cfg's credential (the gateway's ServiceAccount's),
+// those with the caller's token no credential of the gateway's at all (a
+// client certificate would otherwise win over the token). Both go over
+// HTTP/1.1: an upgrade (exec, port-forward) cannot ride HTTP/2.
+func newAPIProxy(cfg *rest.Config, authn Authenticator, c client.Reader, ttl time.Duration, log logr.Logger) (*APIProxy, error) {
+	host := cfg.Host
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	server, err := url.Parse(host)
+	if err != nil || server.Host == "" {
+		return nil, fmt.Errorf("the API server's address %q is not a URL", cfg.Host)
+	}
+	own, err := apiTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	anonymous, err := apiTransport(rest.AnonymousClientConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return NewAPIProxy(server, own, anonymous, authn, c, ttl, log.WithName("api")), nil
+}
+
+// apiTransport returns an HTTP/1.1 transport to the API server of cfg,
+// with cfg's credential.
+func apiTransport(cfg *rest.Config) (http.RoundTripper, error) {
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the API server's TLS configuration: %w", err)
+	}
+	if tlsConfig != nil {
+		tlsConfig.NextProtos = []string{"http/1.1"}
+	}
+	tr := NewTransport()
+	tr.TLSClientConfig = tlsConfig
+	rt, err := rest.HTTPWrappersForConfig(cfg, tr)
+	if err != nil {
+		return nil, fmt.Errorf("the API server's credential: %w", err)
+	}
+	return rt, nil
 }
 
 // Run serves the gateway until ctx ends.

@@ -175,6 +175,7 @@ func (l *Login) EnsureClient(ctx context.Context) error {
 // Register adds the login's handlers to mux.
 func (l *Login) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+LoginPath, l.start)
+	mux.HandleFunc("POST "+LoginPath, l.passwordLogin)
 	mux.HandleFunc("GET "+CallbackPath, l.callback)
 	mux.HandleFunc("GET "+LogoutPath, l.logout)
 	mux.HandleFunc("POST "+LogoutPath, l.logout)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/accelstack/accelstack/pkg/directory"
 	"github.com/accelstack/accelstack/pkg/members"
 )
 
@@ -98,24 +97,17 @@ func (l *Login) loginSubmit(w http.ResponseWriter, r *http.Request) {
 		l.fail(w, http.StatusForbidden, "The form has expired. Go back and log in again.", nil)
 		return
 	}
-	challenge, name, password := r.PostForm.Get("challenge"), strings.TrimSpace(r.PostForm.Get("username")), r.PostForm.Get("password")
-	now := time.Now()
-	if !l.throttle.allowed(name, now) {
-		l.showForm(w, http.StatusTooManyRequests, challenge, name, "Too many failed logins for this user. Wait a few minutes.")
+	challenge, name := r.PostForm.Get("challenge"), strings.TrimSpace(r.PostForm.Get("username"))
+	id, code, err := l.checkPassword(r.Context(), name, r.PostForm.Get("password"))
+	switch {
+	case code == http.StatusServiceUnavailable:
+		l.fail(w, code, "The directory cannot check passwords now. Try again later.", err)
+		return
+	case err != nil:
+		msg := err.Error()
+		l.showForm(w, code, challenge, name, strings.ToUpper(msg[:1])+msg[1:]+".")
 		return
 	}
-	id, err := l.cfg.Directory.Authenticate(r.Context(), name, password)
-	if errors.Is(err, directory.ErrBadLogin) || (err == nil && validName(id.Name) != nil) {
-		l.throttle.failed(name, now)
-		l.cfg.Log.Info("Login refused", "user", name)
-		l.showForm(w, http.StatusUnauthorized, challenge, name, directory.ErrBadLogin.Error()+".")
-		return
-	}
-	if err != nil {
-		l.fail(w, http.StatusServiceUnavailable, "The directory cannot check passwords now. Try again later.", err)
-		return
-	}
-	l.throttle.succeeded(name)
 	to, err := l.cfg.Hydra.answer(r.Context(), "login", "accept", challenge,
 		acceptLogin{Subject: id.Name, Context: map[string]any{GroupsClaim: cleanGroups(id.Groups)}})
 	if err != nil {
