@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
 	"github.com/accelstack/accelstack/pkg/gateway/kubeapi"
 	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/pkg/members"
@@ -24,7 +25,7 @@ import (
 // platform's clients (the t9k CLI, t9k-pf, the consoles): a request to
 // KubernetesPath+"/api/v1/..." goes to the API server's "/api/v1/...",
 // made as the caller.
-const KubernetesPath = "/t9k/kubernetes"
+const KubernetesPath = gatewayapi.KubernetesPath
 
 // discovery is what an API key may read beside its scopes' resources: the
 // API's discovery, version and OpenAPI documents, which clients read
@@ -40,7 +41,7 @@ var discovery = rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []str
 // user's and the key's both.
 type APIProxy struct {
 	// Server is the API server's URL.
-	Server *url.URL
+	Server        *url.URL
 	Authenticator Authenticator
 	// Client reads the project roles, the rules of the API keys' scopes.
 	Client client.Reader

@@ -15,6 +15,7 @@ import (
 
 	"github.com/accelstack/accelstack/pkg/activity"
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
+	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
 	"github.com/accelstack/accelstack/pkg/gateway/login"
 )
 
@@ -24,7 +25,7 @@ const (
 	ReadyzPath  = "/readyz"
 	// KeysPath is the API of a user's API keys, under the security
 	// server's prefix.
-	KeysPath = "/t9k/security/server/apis/v1/apikeys"
+	KeysPath = gatewayapi.KeysPath
 )
 
 // Gateway is the HTTP handler of the gateway: it routes each request to a

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/accelstack/accelstack/pkg/directory"
+	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
 )
 
 // Paths the login serves, under the security server's prefix; the
@@ -22,7 +23,7 @@ import (
 const (
 	// LoginPath starts a login; its query parameter rd is where the
 	// browser returns, a path on the gateway's host.
-	LoginPath = "/t9k/security/server/apis/v1/login"
+	LoginPath = gatewayapi.LoginPath
 	// CallbackPath is where the provider sends the browser with the code.
 	CallbackPath = LoginPath + "/auth-code"
 	// LogoutPath ends the session here and at the provider.

@@ -6,31 +6,18 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
 )
 
 // TokenPrefix starts a login token: a session the gateway issued to a
 // client that logged in with a password at LoginPath (the t9k CLI's
 // "t9k config auth"), sent as "Authorization: Bearer <token>".
-const TokenPrefix = "t9k_"
+const TokenPrefix = gatewayapi.TokenPrefix
 
 // tokenSeal is the name a login token is sealed under, so that a session
 // cookie's value is no token and a token no cookie.
 const tokenSeal = "t9k-token"
-
-// PasswordLogin is the body of a password login: POST LoginPath with
-// Content-Type application/json.
-type PasswordLogin struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-}
-
-// TokenAnswer answers a password login.
-type TokenAnswer struct {
-	Token   string    `json:"token"`
-	User    string    `json:"user"`
-	Groups  []string  `json:"groups,omitempty"`
-	Expires time.Time `json:"expires"`
-}
 
 // passwordLogin checks a user's password with the directory, under the
 // same throttle as the login page, and answers a login token that lasts
@@ -43,7 +30,7 @@ func (l *Login) passwordLogin(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a password login is a JSON body with Content-Type application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	var in PasswordLogin
+	var in gatewayapi.PasswordLogin
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&in); err != nil {
 		http.Error(w, "the body is not a JSON object with username and password", http.StatusBadRequest)
 		return
@@ -67,7 +54,7 @@ func (l *Login) passwordLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	l.cfg.Log.Info("Logged in with a password", "user", s.User, "groups", len(s.Groups))
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(TokenAnswer{Token: TokenPrefix + v, User: s.User, Groups: s.Groups, Expires: s.Expires})
+	_ = json.NewEncoder(w).Encode(gatewayapi.TokenAnswer{Token: TokenPrefix + v, User: s.User, Groups: s.Groups, Expires: s.Expires})
 }
 
 // TokenSession returns the session of a login token, if it is a valid
