@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/accelstack/accelstack/pkg/t9kconfig"
 	"github.com/accelstack/accelstack/pkg/version"
 )
 
@@ -28,6 +29,8 @@ import (
 type options struct {
 	streams genericiooptions.IOStreams
 	kube    *genericclioptions.ConfigFlags
+	// conn reaches the cluster: through a T9k context, or as kubectl.
+	conn *connection
 	// project is -p/--project, which wins over -n/--namespace.
 	project string
 	factory cmdutil.Factory
@@ -37,13 +40,15 @@ type options struct {
 // streams.
 func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &options{streams: streams, kube: genericclioptions.NewConfigFlags(true)}
-	o.factory = cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(o.kube))
+	o.conn = &connection{ConfigFlags: o.kube}
+	o.factory = cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(o.conn))
 	root := &cobra.Command{
 		Use:   "t9k",
 		Short: "t9k manages the platform's jobs, notebooks, services, workflows, projects and queues",
 		Long: "t9k manages the platform's jobs, notebooks, services, workflows, projects and queues.\n\n" +
-			"It connects as kubectl does (a kubeconfig, --context, --server, --token, ...); -p/--project\n" +
-			"names the project, and -n/--namespace is its alias for kubectl users.",
+			"It connects through the platform's gateway with a context of the T9k config (t9k config auth),\n" +
+			"or as kubectl does (a kubeconfig, --context, --server, --token, ...); -p/--project names the\n" +
+			"project, and -n/--namespace is its alias for kubectl users.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(*cobra.Command, []string) {
@@ -64,7 +69,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	deleteRelease := o.deleteReleaseCommand()
 	deleteRelease.Hidden = true // t9k mls delete-release, also where the manual shows it
-	root.AddCommand(o.createCommand(), o.deleteFilesCommand(), deleteRelease, versionCommand(streams))
+	root.AddCommand(o.createCommand(), o.deleteFilesCommand(), deleteRelease, o.configCommand(), versionCommand(streams))
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
 }
@@ -76,7 +81,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	o.kube.Context = nil
 	o.kube.AddFlags(fs)
 	o.kube.Context = context
-	fs.StringVarP(o.kube.Context, "context", "x", "", "The name of the kubeconfig context to use")
+	fs.StringVarP(o.kube.Context, "context", "x", "", "The name of the T9k config's or the kubeconfig's context to use")
+	fs.StringVarP(&o.conn.configPath, "config", "c", "", "The T9k config file (default $"+t9kconfig.EnvVar+" or ~/.t9k/t9k-config.yaml)")
 	fs.StringVarP(&o.project, "project", "p", "", "The project (namespace); wins over --namespace")
 }
 

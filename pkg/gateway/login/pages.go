@@ -104,8 +104,11 @@ func (l *Login) loginSubmit(w http.ResponseWriter, r *http.Request) {
 		l.fail(w, code, "The directory cannot check passwords now. Try again later.", err)
 		return
 	case err != nil:
-		msg := err.Error()
-		l.showForm(w, code, challenge, name, strings.ToUpper(msg[:1])+msg[1:]+".")
+		msg := err.Error() + "."
+		if errors.Is(err, errThrottled) {
+			msg = "Too many failed logins for this user. Wait a few minutes."
+		}
+		l.showForm(w, code, challenge, name, msg)
 		return
 	}
 	to, err := l.cfg.Hydra.answer(r.Context(), "login", "accept", challenge,

@@ -136,6 +136,7 @@ func TestGateway(t *testing.T) {
 		}
 	})
 	t.Run("members", func(t *testing.T) { membersTests(t, e) })
+	t.Run("Kubernetes API", func(t *testing.T) { kubeAPITests(t, e, alice) })
 	t.Run("browser login", func(t *testing.T) { loginTests(t, e) })
 	t.Run("browser login at the gateway's provider path", func(t *testing.T) { providerLoginTests(t, e) })
 	select {

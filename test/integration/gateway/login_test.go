@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/accelstack/accelstack/pkg/gateway"
+	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
 	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/test/harness"
 	"github.com/accelstack/accelstack/test/loginclient"
@@ -185,6 +186,64 @@ func loginTests(t *testing.T, e *env) {
 		req.Header.Set("Accept", "application/json")
 		if resp, _ := newBrowser(t, gw).send(t, req); resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("got %d, want 401", resp.StatusCode)
+		}
+	})
+	t.Run("the Kubernetes API with a session needs its CSRF token to change state", func(t *testing.T) {
+		list := func(ns string) (int, string) {
+			req, _ := http.NewRequest("GET", gw.URL+gateway.KubernetesPath+"/api/v1/namespaces/"+ns+"/pods", nil)
+			req.Header.Set("Accept", "application/json")
+			resp, body := b.send(t, req)
+			return resp.StatusCode, body
+		}
+		if code, body := list("team-a"); code != http.StatusOK || !strings.Contains(body, "PodList") {
+			t.Errorf("carol lists team-a's pods by her group: %d %.200s", code, body)
+		}
+		if code, _ := list("team-b"); code != http.StatusForbidden {
+			t.Errorf("carol lists team-b's pods: %d, want 403", code)
+		}
+		cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"by-carol"}}`
+		post := func(token string) int {
+			req, _ := http.NewRequest("POST", gw.URL+gateway.KubernetesPath+"/api/v1/namespaces/team-a/configmaps", strings.NewReader(cm))
+			req.Header.Set("Content-Type", "application/json")
+			if token != "" {
+				req.Header.Set(login.CSRFHeader, token)
+			}
+			resp, _ := b.send(t, req)
+			return resp.StatusCode
+		}
+		if code := post(""); code != http.StatusForbidden {
+			t.Errorf("without the token: %d, want 403", code)
+		}
+		if code := post(session.CSRFToken); code != http.StatusCreated {
+			t.Errorf("with the token: %d, want 201", code)
+		}
+	})
+	t.Run("a password login answers a token for the Kubernetes API", func(t *testing.T) {
+		loginAs := func(user, password string) (int, gatewayapi.TokenAnswer) {
+			body, _ := json.Marshal(gatewayapi.PasswordLogin{Username: user, Password: password})
+			req, _ := http.NewRequest("POST", gw.URL+login.LoginPath, strings.NewReader(string(body)))
+			req.Header.Set("Content-Type", "application/json")
+			resp, out := newBrowser(t, gw).send(t, req)
+			var ans gatewayapi.TokenAnswer
+			_ = json.Unmarshal([]byte(out), &ans)
+			return resp.StatusCode, ans
+		}
+		if code, _ := loginAs("carol", "wrong"); code != http.StatusUnauthorized {
+			t.Errorf("a wrong password: %d, want 401", code)
+		}
+		code, ans := loginAs("carol", "carol-pw")
+		if code != http.StatusOK || !strings.HasPrefix(ans.Token, gatewayapi.TokenPrefix) || ans.User != "carol" {
+			t.Fatalf("login: %d %+v", code, ans)
+		}
+		req, _ := http.NewRequest("GET", gw.URL+gateway.KubernetesPath+"/api/v1/namespaces/team-a/configmaps/by-carol", nil)
+		req.Header.Set("Authorization", "Bearer "+ans.Token)
+		resp, body := newBrowser(t, gw).send(t, req)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"by-carol"`) {
+			t.Errorf("the token reads carol's ConfigMap: %d %.200s", resp.StatusCode, body)
+		}
+		req.Header.Set("Authorization", "Bearer "+ans.Token[:len(ans.Token)-2]+"xx")
+		if resp, _ := newBrowser(t, gw).send(t, req); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a forged token: %d, want 401", resp.StatusCode)
 		}
 	})
 	t.Run("a user who is no member is refused", func(t *testing.T) {
