@@ -1,7 +1,6 @@
 package t9kcli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"k8s.io/client-go/rest"
 
 	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
@@ -36,8 +34,8 @@ func (o *options) configCommand() *cobra.Command {
 
 // configPath is the T9k config file the config commands edit.
 func (o *options) configPath() string {
-	if o.conn.configPath != "" {
-		return o.conn.configPath
+	if o.conn.ConfigPath != "" {
+		return o.conn.ConfigPath
 	}
 	return t9kconfig.DefaultPath()
 }
@@ -78,7 +76,7 @@ func (o *options) auth(ctx context.Context, server string, a *authOptions) error
 	if err != nil {
 		return err
 	}
-	p := &prompter{in: bufio.NewReader(o.streams.In), file: o.streams.In, out: o.streams.Out}
+	p := t9kconfig.NewPrompter(o.streams.In, o.streams.Out)
 	c := t9kconfig.Context{Server: server, Prefixes: maps.Clone(t9kconfig.DefaultPrefixes)}
 	if ca := *o.kube.CAFile; ca != "" {
 		if c.CertificateAuthorityData, err = os.ReadFile(ca); err != nil {
@@ -90,7 +88,7 @@ func (o *options) auth(ctx context.Context, server string, a *authOptions) error
 	var user string
 	if a.apiKey {
 		fmt.Fprintln(o.streams.Out, "Authenticating using API Key...")
-		if c.Auth.APIKey, err = p.secret("Please enter your API Key: "); err != nil {
+		if c.Auth.APIKey, err = p.Secret("Please enter your API Key: "); err != nil {
 			return err
 		}
 		if err := checkCredential(ctx, &c); err != nil {
@@ -100,11 +98,11 @@ func (o *options) auth(ctx context.Context, server string, a *authOptions) error
 		fmt.Fprintln(o.streams.Out, "Authenticating using username and password by default, add --apikey to use apikey.")
 		user = a.user
 		if user == "" {
-			if user, err = p.line("Please enter your username: "); err != nil {
+			if user, err = p.Line("Please enter your username: "); err != nil {
 				return err
 			}
 		}
-		password, err := p.secret("Please enter your password: ")
+		password, err := p.Secret("Please enter your password: ")
 		if err != nil {
 			return err
 		}
@@ -112,7 +110,7 @@ func (o *options) auth(ctx context.Context, server string, a *authOptions) error
 			return err
 		}
 	}
-	if c.Name, err = p.contextName(cfg, t9kconfig.DefaultName(srv, user, c.Auth.APIKey)); err != nil {
+	if c.Name, err = contextName(p, cfg, t9kconfig.DefaultName(srv, user, c.Auth.APIKey)); err != nil {
 		return err
 	}
 	cfg.Set(c)
@@ -191,52 +189,12 @@ func checkCredential(ctx context.Context, c *t9kconfig.Context) error {
 	return fmt.Errorf("login failed: %s answered %s", c.Server, resp.Status)
 }
 
-// prompter asks questions on the terminal, or reads the answers from a
-// pipe.
-type prompter struct {
-	in   *bufio.Reader
-	file io.Reader
-	out  io.Writer
-}
-
-// line asks for a line and returns it trimmed.
-func (p *prompter) line(question string) (string, error) {
-	fmt.Fprint(p.out, question)
-	s, err := p.in.ReadString('\n')
-	if err != nil && (!errors.Is(err, io.EOF) || s == "") {
-		return "", fmt.Errorf("reading the answer to %q: %w", strings.TrimSpace(question), err)
-	}
-	return strings.TrimSpace(s), nil
-}
-
-// secret asks for a secret, not echoed when the input is a terminal.
-func (p *prompter) secret(question string) (string, error) {
-	f, ok := p.file.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) { //nolint:gosec // a file descriptor fits an int
-		s, err := p.line(question)
-		if err == nil && s == "" {
-			err = fmt.Errorf("%s got nothing", strings.TrimSpace(question))
-		}
-		return s, err
-	}
-	fmt.Fprint(p.out, question)
-	b, err := term.ReadPassword(int(f.Fd())) //nolint:gosec // a file descriptor fits an int
-	fmt.Fprintln(p.out)
-	if err != nil {
-		return "", fmt.Errorf("reading the answer to %q: %w", strings.TrimSpace(question), err)
-	}
-	if len(b) == 0 {
-		return "", fmt.Errorf("%s got nothing", strings.TrimSpace(question))
-	}
-	return string(b), nil
-}
-
 // contextName asks for the new context's name, def by default; a name
 // that cfg has already is overwritten when the user says so, or asked
 // again.
-func (p *prompter) contextName(cfg *t9kconfig.Config, def string) (string, error) {
+func contextName(p *t9kconfig.Prompter, cfg *t9kconfig.Config, def string) (string, error) {
 	for {
-		name, err := p.line(fmt.Sprintf("Please enter Context name [default: %s]: ", def))
+		name, err := p.Line(fmt.Sprintf("Please enter Context name [default: %s]: ", def))
 		if err != nil {
 			return "", err
 		}
@@ -244,13 +202,13 @@ func (p *prompter) contextName(cfg *t9kconfig.Config, def string) (string, error
 			name = def
 		}
 		if err := t9kconfig.ValidateName(name); err != nil {
-			fmt.Fprintln(p.out, err)
+			fmt.Fprintln(p.Out, err)
 			continue
 		}
 		if cfg.Find(name) == nil {
 			return name, nil
 		}
-		answer, err := p.line(fmt.Sprintf("Context %q exists. Overwrite it? [y/N]: ", name))
+		answer, err := p.Line(fmt.Sprintf("Context %q exists. Overwrite it? [y/N]: ", name))
 		if err != nil {
 			return "", err
 		}

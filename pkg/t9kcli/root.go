@@ -30,7 +30,7 @@ type options struct {
 	streams genericiooptions.IOStreams
 	kube    *genericclioptions.ConfigFlags
 	// conn reaches the cluster: through a T9k context, or as kubectl.
-	conn *connection
+	conn *t9kconfig.Connection
 	// project is -p/--project, which wins over -n/--namespace.
 	project string
 	factory cmdutil.Factory
@@ -40,7 +40,7 @@ type options struct {
 // streams.
 func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &options{streams: streams, kube: genericclioptions.NewConfigFlags(true)}
-	o.conn = &connection{ConfigFlags: o.kube}
+	o.conn = &t9kconfig.Connection{ConfigFlags: o.kube}
 	o.factory = cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(o.conn))
 	root := &cobra.Command{
 		Use:   "t9k",
@@ -82,7 +82,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	o.kube.AddFlags(fs)
 	o.kube.Context = context
 	fs.StringVarP(o.kube.Context, "context", "x", "", "The name of the T9k config's or the kubeconfig's context to use")
-	fs.StringVarP(&o.conn.configPath, "config", "c", "", "The T9k config file (default $"+t9kconfig.EnvVar+" or ~/.t9k/t9k-config.yaml)")
+	fs.StringVarP(&o.conn.ConfigPath, "config", "c", "", "The T9k config file (default $"+t9kconfig.EnvVar+" or ~/.t9k/t9k-config.yaml)")
 	fs.StringVarP(&o.project, "project", "p", "", "The project (namespace); wins over --namespace")
 }
 

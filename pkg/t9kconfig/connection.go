@@ -1,4 +1,4 @@
-package t9kcli
+package t9kconfig
 
 import (
 	"fmt"
@@ -10,20 +10,22 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/accelstack/accelstack/pkg/t9kconfig"
 )
 
-// connection is how t9k reaches the cluster: through the platform's
-// gateway with a context of the T9k config, or as kubectl does. The T9k
-// config is used when no kubeconfig is named (--kubeconfig, $KUBECONFIG,
-// --server) and it has the context of -x/--context, or a current one; a
-// -x that the T9k config does not have names a kubeconfig context, unless
-// -c/--config named the T9k config.
-type connection struct {
+// Connection is how a client (t9k, t9k-pf) reaches the cluster: through
+// the platform's gateway with a context of the T9k config, or as kubectl
+// does. It is kubectl's connection flags and a genericclioptions.
+// RESTClientGetter. The T9k config is used when no kubeconfig is named
+// (--kubeconfig, $KUBECONFIG, --server) and it has the context of
+// --context, or a current one; a --context that the T9k config does not
+// have names a kubeconfig context, unless ConfigPath named the T9k config.
+type Connection struct {
 	*genericclioptions.ConfigFlags
-	// configPath is -c/--config, the T9k config's path.
-	configPath string
+	// ConfigPath is the T9k config's path (-c/--config); empty is
+	// DefaultPath.
+	ConfigPath string
+	// APIKey, when set, is used instead of the context's credential.
+	APIKey string
 
 	once sync.Once
 	err  error
@@ -32,21 +34,21 @@ type connection struct {
 // prepare settles the connection once: with a T9k context, it sets the
 // connection flags to the gateway and the context's credential, and reads
 // no kubeconfig.
-func (c *connection) prepare() error {
+func (c *Connection) prepare() error {
 	c.once.Do(func() { c.err = c.useT9kContext() })
 	return c.err
 }
 
 // useT9kContext sets the flags from the T9k context in effect, if any.
-func (c *connection) useT9kContext() error {
+func (c *Connection) useT9kContext() error {
 	if *c.KubeConfig != "" || *c.APIServer != "" || os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" {
 		return nil
 	}
-	path, named := c.configPath, c.configPath != ""
+	path, named := c.ConfigPath, c.ConfigPath != ""
 	if !named {
-		path = t9kconfig.DefaultPath()
+		path = DefaultPath()
 	}
-	cfg, err := t9kconfig.Load(path)
+	cfg, err := Load(path)
 	if err != nil {
 		return err
 	}
@@ -60,8 +62,13 @@ func (c *connection) useT9kContext() error {
 		return fmt.Errorf("the T9k config %s has no current context: t9k config use-context NAME", path)
 	case ctx == nil && named:
 		return fmt.Errorf("the T9k config %s has no context %q", path, name)
+	case ctx == nil && c.APIKey != "":
+		return fmt.Errorf("an API key needs a context of the T9k config %s for the server; log in with t9k config auth SERVER --apikey", path)
 	case ctx == nil:
 		return nil
+	}
+	if c.APIKey != "" {
+		ctx.Auth = Auth{APIKey: c.APIKey}
 	}
 	rc, err := ctx.RESTConfig()
 	if err != nil {
@@ -80,7 +87,7 @@ func (c *connection) useT9kContext() error {
 }
 
 // ToRESTConfig implements genericclioptions.RESTClientGetter.
-func (c *connection) ToRESTConfig() (*rest.Config, error) {
+func (c *Connection) ToRESTConfig() (*rest.Config, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
@@ -88,7 +95,7 @@ func (c *connection) ToRESTConfig() (*rest.Config, error) {
 }
 
 // ToDiscoveryClient implements genericclioptions.RESTClientGetter.
-func (c *connection) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+func (c *Connection) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
@@ -96,7 +103,7 @@ func (c *connection) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, er
 }
 
 // ToRESTMapper implements genericclioptions.RESTClientGetter.
-func (c *connection) ToRESTMapper() (meta.RESTMapper, error) {
+func (c *Connection) ToRESTMapper() (meta.RESTMapper, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
@@ -106,7 +113,7 @@ func (c *connection) ToRESTMapper() (meta.RESTMapper, error) {
 // ToRawKubeConfigLoader implements genericclioptions.RESTClientGetter; a
 // T9k config that cannot be read leaves the flags as they are, and
 // ToRESTConfig reports it.
-func (c *connection) ToRawKubeConfigLoader() clientcmd.ClientConfig {
+func (c *Connection) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	_ = c.prepare()
 	return c.ConfigFlags.ToRawKubeConfigLoader()
 }
