@@ -85,6 +85,12 @@ var Definitions = []Definition{
 		User:   "65532:65532",
 	},
 	{
+		// The port-forward, for pods that reach a Notebook's SSH server or
+		// a pod's port through the platform; users install the binary.
+		Binary: "t9k-pf",
+		User:   "65532:65532",
+	},
+	{
 		// The router of MLServices; the controllers' Deployments run it
 		// as non-root.
 		Binary: "serving-router",
