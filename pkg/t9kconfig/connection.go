@@ -16,9 +16,10 @@ import (
 // the platform's gateway with a context of the T9k config, or as kubectl
 // does. It is kubectl's connection flags and a genericclioptions.
 // RESTClientGetter. The T9k config is used when no kubeconfig is named
-// (--kubeconfig, $KUBECONFIG, --server) and it has the context of
-// --context, or a current one; a --context that the T9k config does not
-// have names a kubeconfig context, unless ConfigPath named the T9k config.
+// (--kubeconfig, --server, or $KUBECONFIG unless ConfigPath is set) and
+// it has the context of --context, or a current one; a --context that the
+// T9k config does not have names a kubeconfig context, unless ConfigPath
+// named the T9k config.
 type Connection struct {
 	*genericclioptions.ConfigFlags
 	// ConfigPath is the T9k config's path (-c/--config); empty is
@@ -41,10 +42,10 @@ func (c *Connection) prepare() error {
 
 // useT9kContext sets the flags from the T9k context in effect, if any.
 func (c *Connection) useT9kContext() error {
-	if *c.KubeConfig != "" || *c.APIServer != "" || os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" {
+	path, named := c.ConfigPath, c.ConfigPath != ""
+	if *c.KubeConfig != "" || *c.APIServer != "" || (!named && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "") {
 		return nil
 	}
-	path, named := c.ConfigPath, c.ConfigPath != ""
 	if !named {
 		path = DefaultPath()
 	}
