@@ -1,11 +1,13 @@
 package t9kcli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,7 +28,8 @@ import (
 // with their states, its PodGroup and queue, and the events of all of
 // them.
 func (o *options) describeCommand(k kind) *cobra.Command {
-	return &cobra.Command{
+	var color bool
+	cmd := &cobra.Command{
 		Use:               "describe NAME",
 		Aliases:           []string{"desc"},
 		Short:             fmt.Sprintf("Show a %s in detail, with its pods, queue and events", k.display),
@@ -46,9 +49,24 @@ func (o *options) describeCommand(k kind) *cobra.Command {
 				_, u, err := o.object(ctx, k, name)
 				return u, err
 			}}
-			return d.describe(cmd.Context(), o.streams.Out, k, obj)
+			var text bytes.Buffer
+			tw := tabwriter.NewWriter(&text, 0, 8, 2, ' ', 0)
+			if err := d.describe(cmd.Context(), tw, k, obj); err != nil {
+				return err
+			}
+			if err := tw.Flush(); err != nil {
+				return fmt.Errorf("formatting: %w", err)
+			}
+			out := text.String()
+			if color {
+				out = colorize(out)
+			}
+			_, err = io.WriteString(o.streams.Out, out)
+			return err
 		},
 	}
+	cmd.Flags().BoolVar(&color, "color", false, "Color the phases, condition states and warnings")
+	return cmd
 }
 
 // describer gathers what describe prints.

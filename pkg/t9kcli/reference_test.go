@@ -11,7 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
-var update = flag.Bool("update", false, "rewrite the command reference in docs/cli.md")
+var update = flag.Bool("update", false, "rewrite the command reference in docs/cli.md and the golden files of testdata")
 
 // The markers around the generated reference in docs/cli.md.
 const (
