@@ -27,6 +27,10 @@ import (
 // made as the caller.
 const KubernetesPath = gatewayapi.KubernetesPath
 
+// KubernetesResource is the resource label of the Kubernetes API's
+// requests in the gateway's metrics.
+const KubernetesResource Resource = "kubernetes"
+
 // discovery is what an API key may read beside its scopes' resources: the
 // API's discovery, version and OpenAPI documents, which clients read
 // before anything else.

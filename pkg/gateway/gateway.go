@@ -92,7 +92,11 @@ func (g *Gateway) Handler() http.Handler {
 		mux.Handle(ProjectsPath+"/", &membersAPI{c: g.Client, authn: g.Authenticator, log: g.Log})
 	}
 	if g.API != nil {
-		mux.Handle(KubernetesPath+"/", g.API)
+		mux.Handle(KubernetesPath+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := &statusRecorder{ResponseWriter: w}
+			g.API.ServeHTTP(rec, r)
+			g.Metrics.observe(KubernetesResource, rec.status())
+		}))
 	}
 	if g.Login != nil {
 		g.Login.Register(mux)

@@ -15,7 +15,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "accelstack_gateway_requests_total",
-		Help: "Requests to workloads by the kind of workload (empty when none was routed) and the status code answered.",
+		Help: "Requests to workloads by the kind of workload (empty when none was routed; kubernetes for the Kubernetes API) and the status code answered.",
 	}, []string{"resource", "code"})}
 	reg.MustRegister(m.requests)
 	return m

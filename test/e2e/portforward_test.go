@@ -94,7 +94,7 @@ func TestPortForwardNotebookSSH(t *testing.T) {
 	var sshOut []byte
 	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		sshOut, err = exec.CommandContext(ctx, "ssh", "-p", port, "-i", key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
-			"-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10", "root@127.0.0.1", "echo from $(hostname)").CombinedOutput()
+			"-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10", "root@127.0.0.1", "echo from $(cat /proc/sys/kernel/hostname)").CombinedOutput()
 		return err == nil, nil
 	})
 	if err != nil || !strings.Contains(string(sshOut), "from "+running.Status.Pod.Reference.Name) {

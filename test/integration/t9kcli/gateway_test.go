@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -23,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/accelstack/accelstack/pkg/directory"
 	"github.com/accelstack/accelstack/pkg/gateway"
 	"github.com/accelstack/accelstack/pkg/project"
 	"github.com/accelstack/accelstack/pkg/t9kcli"
@@ -150,36 +145,14 @@ func TestCLIThroughGateway(t *testing.T) {
 // file.
 func startGateway(ctx context.Context, t *testing.T, cp *harness.ControlPlane) (*httptest.Server, string) {
 	t.Helper()
-	dir := t.TempDir()
-	hash, err := directory.HashPassword("carol-pw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	opts := gateway.DefaultOptions()
-	opts.CacheTTL = 0
-	opts.Host = "platform.example.com"
-	opts.Login.UsersFile = write("users.yaml", "users:\n- name: carol\n  passwordHash: '"+hash+"'\n")
-	// The password login needs no provider: its URLs are never called.
-	opts.Login.Issuer, opts.Login.AdminURL = "https://127.0.0.1:1/", "http://127.0.0.1:1"
-	opts.Login.ClientSecretFile = write("client-secret", "secret")
-	opts.Login.SessionKeyFile = write("session-key", strings.Repeat("k", 40))
 	cfg := rest.AnonymousClientConfig(cp.Config)
 	cfg.BearerToken = saToken(ctx, t, cp.Client, "accelstack-system", "gateway")
-	g, err := gateway.New(ctx, cfg, opts, logr.Discard(), prometheus.NewRegistry())
+	gw, err := harness.StartGateway(ctx, cfg, t.TempDir(), map[string]string{"carol": "carol-pw"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := httptest.NewTLSServer(g.Handler())
 	t.Cleanup(gw.Close)
-	ca := write("ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: gw.Certificate().Raw})))
-	return gw, ca
+	return gw.Server, gw.CAFile
 }
 
 // saToken creates the ServiceAccount ns/name unless it exists and returns
