@@ -356,7 +356,10 @@ func report(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 	out.WriteString(check("the Notebook through the gateway as " + cluster.DemoUser)(openAsDemoUser(ctx, password, nbPath+"api/status")))
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\n", c.Kubeconfig())
 	out.WriteString("t9k (make build-t9k; bin/t9k, with the same KUBECONFIG), for example:\n" +
-		"  t9k pj get -p demo\n  t9k pj logs ddp --type=master -p demo\n  t9k nb get -p demo\n  t9k queue get\n  t9k wr describe report -p demo\n")
+		"  t9k pj get -p demo\n  t9k pj logs ddp --type=master -p demo\n  t9k nb get -p demo\n  t9k queue get\n  t9k wr describe report -p demo\n" +
+		"or as the demo user, through the gateway (no kubeconfig; the gateway's certificate is self-signed):\n" +
+		"  t9k config auth " + cluster.GatewayURL + " -u " + cluster.DemoUser + " --insecure-skip-tls-verify\n" +
+		"  KUBECONFIG= t9k nb get -p demo\n")
 	out.WriteString("Stop with: make cluster-down\n")
 	if _, err := w.Write(out.Bytes()); err != nil {
 		return err
