@@ -27,7 +27,7 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 
 // Line asks for a line and returns it trimmed.
 func (p *Prompter) Line(question string) (string, error) {
-	fmt.Fprint(p.Out, question)
+	_, _ = fmt.Fprint(p.Out, question)
 	s, err := p.in.ReadString('\n')
 	if err != nil && (!errors.Is(err, io.EOF) || s == "") {
 		return "", fmt.Errorf("reading the answer to %q: %w", strings.TrimSpace(question), err)
@@ -45,9 +45,9 @@ func (p *Prompter) Secret(question string) (string, error) {
 		}
 		return s, err
 	}
-	fmt.Fprint(p.Out, question)
+	_, _ = fmt.Fprint(p.Out, question)
 	b, err := term.ReadPassword(int(f.Fd())) //nolint:gosec // a file descriptor fits an int
-	fmt.Fprintln(p.Out)
+	_, _ = fmt.Fprintln(p.Out)
 	if err != nil {
 		return "", fmt.Errorf("reading the answer to %q: %w", strings.TrimSpace(question), err)
 	}

@@ -68,7 +68,7 @@ func notebookOfURL(raw string) (string, string, error) {
 		}
 		return ns, name, nil
 	}
-	return "", "", fmt.Errorf("the URL %q is no Notebook's page: want .../projects/<project>/name/<notebook>/... or .../projects/<project>/notebooks/<notebook>/...", raw)
+	return "", "", fmt.Errorf("the URL %q is no Notebook's page, whose path holds projects/<project>/name/<notebook> (the gateway's) or projects/<project>/notebooks/<notebook> (the console's)", raw)
 }
 
 // notebookPod returns the SSH port of the Notebook's pod.

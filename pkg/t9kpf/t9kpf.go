@@ -18,13 +18,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/accelstack/accelstack/pkg/t9kconfig"
 	"github.com/accelstack/accelstack/pkg/version"
@@ -137,7 +137,7 @@ func (o *options) forward(ctx context.Context, local int, resolve resolver) erro
 			}
 		}
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // the user ended it (Ctrl-C): no failure
 		}
 		if attempt >= o.retryMax {
 			return err

@@ -203,7 +203,7 @@ func loggedIn(ctx context.Context, cp *harness.ControlPlane, dir string) (string
 	var ans gatewayapi.TokenAnswer
 	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || ans.Token == "" {
 		gw.Close()
-		return "", nil, fmt.Errorf("logging in at the gateway: %s, %v", resp.Status, err)
+		return "", nil, fmt.Errorf("logging in at the gateway: %s: %w", resp.Status, err)
 	}
 	ca, err := os.ReadFile(gw.CAFile)
 	if err != nil {
