@@ -254,34 +254,29 @@ func (o *options) getContextsCommand() *cobra.Command {
 
 // useContextCommand returns t9k config use-context.
 func (o *options) useContextCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "use-context NAME",
-		Short: "Make NAME the current context of the T9k config",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			path := o.configPath()
-			cfg, err := t9kconfig.Load(path)
-			if err != nil {
-				return err
+	return o.contextCommand("use-context NAME", "Make NAME the current context of the T9k config", "Switched to context %q.\n",
+		func(cfg *t9kconfig.Config, name string) bool {
+			if cfg.Find(name) == nil {
+				return false
 			}
-			if cfg.Find(args[0]) == nil {
-				return fmt.Errorf("no context %q in %s", args[0], path)
-			}
-			cfg.CurrentContext = args[0]
-			if err := cfg.Save(path); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.streams.Out, "Switched to context %q.\n", args[0])
-			return nil
-		},
-	}
+			cfg.CurrentContext = name
+			return true
+		})
 }
 
 // deleteContextCommand returns t9k config delete-context.
 func (o *options) deleteContextCommand() *cobra.Command {
+	return o.contextCommand("delete-context NAME", "Delete the context NAME of the T9k config, even the current one", "Deleted context %q.\n",
+		(*t9kconfig.Config).Delete)
+}
+
+// contextCommand returns a command that changes the T9k config by the
+// context its argument names: edit reports false when the config has no
+// such context.
+func (o *options) contextCommand(use, short, done string, edit func(*t9kconfig.Config, string) bool) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete-context NAME",
-		Short: "Delete the context NAME of the T9k config, even the current one",
+		Use:   use,
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			path := o.configPath()
@@ -289,13 +284,13 @@ func (o *options) deleteContextCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !cfg.Delete(args[0]) {
+			if !edit(cfg, args[0]) {
 				return fmt.Errorf("no context %q in %s", args[0], path)
 			}
 			if err := cfg.Save(path); err != nil {
 				return err
 			}
-			fmt.Fprintf(o.streams.Out, "Deleted context %q.\n", args[0])
+			fmt.Fprintf(o.streams.Out, done, args[0])
 			return nil
 		},
 	}

@@ -89,34 +89,28 @@ func notebookPod(ctx context.Context, cs kubernetes.Interface, ns, name string) 
 
 // podCommand returns t9k-pf pod.
 func (o *options) podCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:     "pod NAME [LOCAL_PORT:]TARGET_PORT",
-		Short:   "Forward a local port (a free one when not given) to a port of a pod",
-		Example: "  t9k-pf pod example 3333:2222 -n dev\n  t9k-pf pod example 2222 -n dev",
-		Args:    cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			local, remote, err := ports(args[1])
-			if err != nil {
-				return err
-			}
-			ns, err := o.namespace()
-			if err != nil {
-				return err
-			}
-			return o.forward(cmd.Context(), local, func(context.Context, kubernetes.Interface) (target, error) {
-				return target{namespace: ns, pod: args[0], port: remote}, nil
-			})
-		},
-	}
+	return o.portCommand("pod", nil, "Forward a local port (a free one when not given) to a port of a pod",
+		"  t9k-pf pod example 3333:2222 -n dev\n  t9k-pf pod example 2222 -n dev",
+		func(_ context.Context, _ kubernetes.Interface, ns, name string, port int) (target, error) {
+			return target{namespace: ns, pod: name, port: port}, nil
+		})
 }
 
 // serviceCommand returns t9k-pf service.
 func (o *options) serviceCommand() *cobra.Command {
+	return o.portCommand("service", []string{"svc"}, "Forward a local port (a free one when not given) to a port of a Service, by one of its running pods",
+		"  t9k-pf service myservice 8888:80\n  t9k-pf svc myservice 80 -n dev", servicePod)
+}
+
+// portCommand returns a command NAME [LOCAL_PORT:]TARGET_PORT that
+// forwards to the port find returns for the object NAME of the project.
+func (o *options) portCommand(use string, aliases []string, short, example string,
+	find func(ctx context.Context, cs kubernetes.Interface, ns, name string, port int) (target, error)) *cobra.Command {
 	return &cobra.Command{
-		Use:     "service NAME [LOCAL_PORT:]TARGET_PORT",
-		Aliases: []string{"svc"},
-		Short:   "Forward a local port (a free one when not given) to a port of a Service, by one of its running pods",
-		Example: "  t9k-pf service myservice 8888:80\n  t9k-pf svc myservice 80 -n dev",
+		Use:     use + " NAME [LOCAL_PORT:]TARGET_PORT",
+		Aliases: aliases,
+		Short:   short,
+		Example: example,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			local, remote, err := ports(args[1])
@@ -128,7 +122,7 @@ func (o *options) serviceCommand() *cobra.Command {
 				return err
 			}
 			return o.forward(cmd.Context(), local, func(ctx context.Context, cs kubernetes.Interface) (target, error) {
-				return servicePod(ctx, cs, ns, args[0], remote)
+				return find(ctx, cs, ns, args[0], remote)
 			})
 		},
 	}
