@@ -255,6 +255,31 @@ func TestMLServiceCanarySplitAndLogger(t *testing.T) {
 			t.Fatalf("the URL of release b answered by %q", out.Tag)
 		}
 	}
+
+	// t9k mls set-canary makes b the default with no canary: the router
+	// then sends every request to b.
+	if out, err := t9k(t, "mls", "set-canary", "split", "--default=b", "--canary=", "-p", ns); err != nil {
+		t.Fatalf("t9k mls set-canary: %v\n%s", err, out)
+	}
+	// The router gets its configuration at start: a new router pod takes
+	// over, and the old one may answer meanwhile.
+	var answered []string
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		base := "http://" + runningPod(ctx, t, ns, mlservice.LabelKey+"=split,"+mlservice.ComponentLabelKey+"=router").Status.PodIP + ":8080"
+		answered = answered[:0]
+		for range 10 {
+			var out prediction
+			if err := tryPredict(ctx, base, global, "linear", &out); err != nil {
+				answered = append(answered, err.Error())
+				return false, nil
+			}
+			answered = append(answered, out.Tag)
+		}
+		return strings.Count(strings.Join(answered, ""), "b") == 10, nil
+	})
+	if err != nil {
+		t.Errorf("after t9k mls set-canary --default=b --canary=, the global URL still answers by %v: %v", answered, err)
+	}
 }
 
 // checkEvents checks the logger's events of the split: per id one request
@@ -371,11 +396,20 @@ type prediction struct {
 // an error and returns false when the answer is not 200.
 func predict(ctx context.Context, t *testing.T, base, host, name string, out *prediction) bool {
 	t.Helper()
+	if err := tryPredict(ctx, base, host, name, out); err != nil {
+		t.Error(err)
+		return false
+	}
+	return true
+}
+
+// tryPredict asks model name at base, with Host host unless empty, for
+// the predictions of linearInstances into out.
+func tryPredict(ctx context.Context, base, host, name string, out *prediction) error {
 	body, _ := json.Marshal(map[string]any{"instances": linearInstances})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/models/"+name+":predict", bytes.NewReader(body))
 	if err != nil {
-		t.Error(err)
-		return false
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if host != "" {
@@ -383,20 +417,17 @@ func predict(ctx context.Context, t *testing.T, base, host, name string, out *pr
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Errorf("POST %s (Host %s): %v", req.URL, host, err)
-		return false
+		return fmt.Errorf("POST %s (Host %s): %w", req.URL, host, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		t.Errorf("POST %s (Host %s): %s %s", req.URL, host, resp.Status, b)
-		return false
+		return fmt.Errorf("POST %s (Host %s): %s %s", req.URL, host, resp.Status, b)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		t.Errorf("POST %s: %v in %q", req.URL, err, b)
-		return false
+		return fmt.Errorf("POST %s: %w in %q", req.URL, err, b)
 	}
-	return true
+	return nil
 }
 
 // sinkEvent is a CloudEvent the sink received, in binary mode.

@@ -71,6 +71,7 @@ spec:
           #!/bin/sh
           set -e
           printf '%s' "$SIDE" > $(workspaces.out.path)/coin.txt
+          echo "wrote $SIDE"
 ---
 apiVersion: batch.tensorstack.dev/v1beta1
 kind: WorkflowTemplate
@@ -209,9 +210,22 @@ spec:
       persistentVolumeClaim:
         claimName: work
 `)
+	// A user waits for the run with t9k meanwhile.
+	waited := make(chan error, 1)
+	go func() {
+		_, err := t9k(t, "wr", "wait", "pipeline", "-p", ns, "--timeout", "15m", "--period", "2s")
+		waited <- err
+	}()
 	wr := waitWorkflowRun(t, c, ns, "pipeline", jobTimeout)
 	if wr.Status.Phase != batchv1beta1.NodeSucceeded {
 		t.Fatalf("run %s: %s", wr.Status.Phase, describeRun(t, c, ns, wr))
+	}
+	if err := <-waited; err != nil {
+		t.Errorf("t9k wr wait pipeline: %v, want exit 0 once the run succeeded", err)
+	}
+	step := wr.Status.Nodes["write"].WorkflowRunName
+	if out, err := t9k(t, "wr", "wait", step, "--print-log", "-p", ns); err != nil || !strings.Contains(out, "wrote heads") {
+		t.Errorf("t9k wr wait %s --print-log: %v\n%s\nwant the step's log", step, err, out)
 	}
 	phases := map[string]batchv1beta1.NodePhase{}
 	for n, s := range wr.Status.Nodes {
