@@ -21,6 +21,6 @@ func main() {
 	root := t9kpf.NewRoot(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
+		os.Exit(t9kpf.ExitCode(err))
 	}
 }

@@ -63,6 +63,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
@@ -78,6 +79,21 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		Run: func(*cobra.Command, []string) { fmt.Fprintln(streams.Out, version.Get().String()) },
 	})
 	return root
+}
+
+// ExitBadUsage is the exit code of a command line t9k-pf cannot run, as
+// kubectl's; any other failure is 1.
+const ExitBadUsage = 2
+
+// usageError is a command line t9k-pf cannot run.
+type usageError struct{ error }
+
+// ExitCode is the exit code of err from a command.
+func ExitCode(err error) int {
+	if errors.As(err, new(usageError)) {
+		return ExitBadUsage
+	}
+	return 1
 }
 
 // target is a pod's port to forward to.

@@ -77,21 +77,37 @@ func TestNodePolicies(t *testing.T) {
 	annotate := func(key, value string) []byte {
 		return fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, key, value)
 	}
-	// Policies take effect once the API server has loaded them: wait for a
-	// patch of node-b's pod, which RBAC allows, to be refused by one.
-	deadline := time.Now().Add(time.Minute)
-	for i := 0; ; i++ {
-		_, err := pods.Patch(ctx, "pod-on-node-b", types.MergePatchType, annotate("huawei.com/AscendReal", fmt.Sprintf("Ascend910-%d", i)), metav1.PatchOptions{})
-		if deniedByPolicy(err) {
-			break
+	agent := saClient(t, cp.Config, "node-agent", "node-a")
+	label := []byte(`{"metadata":{"labels":{"servertype":"Ascend910B-20"}}}`)
+	// Policies take effect once the API server has loaded them, each in
+	// its own time: wait for a change that RBAC allows to be refused by
+	// the pods' policy (a patch of node-b's pod by the plugin) and by the
+	// nodes' (a label on node-b by the agent). Neither change is kept
+	// before its policy applies: the checks below do not depend on them.
+	for what, change := range map[string]func(i int) error{
+		"the plugin's patch of node-b's pod": func(i int) error {
+			_, err := pods.Patch(ctx, "pod-on-node-b", types.MergePatchType, annotate("huawei.com/AscendReal", fmt.Sprintf("Ascend910-%d", i)), metav1.PatchOptions{})
+			return err
+		},
+		"the agent's label on node-b": func(i int) error {
+			_, err := agent.CoreV1().Nodes().Patch(ctx, "node-b", types.MergePatchType, label, metav1.PatchOptions{})
+			return err
+		},
+	} {
+		deadline := time.Now().Add(time.Minute)
+		for i := 0; ; i++ {
+			err := change(i)
+			if deniedByPolicy(err) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s before the policy applies: %v", what, err)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no ValidatingAdmissionPolicy refused %s within a minute: is the admission plugin enabled?", what)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if err != nil {
-			t.Fatalf("patching node-b's pod before the policy applies: %v", err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the ValidatingAdmissionPolicy was not enforced within a minute: is the admission plugin enabled?")
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 
 	writeBack := []byte(`{"metadata":{"annotations":{"huawei.com/AscendReal":"Ascend910-0","huawei.com/kltDev":"Ascend910-3",` +
@@ -99,8 +115,6 @@ func TestNodePolicies(t *testing.T) {
 	cm := func(name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}, Data: map[string]string{"k": "v"}}
 	}
-	agent := saClient(t, cp.Config, "node-agent", "node-a")
-	label := []byte(`{"metadata":{"labels":{"servertype":"Ascend910B-20"}}}`)
 	cordon := []byte(`{"spec":{"unschedulable":true}}`)
 	checks := []struct {
 		name    string

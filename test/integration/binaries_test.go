@@ -46,9 +46,9 @@ func TestBinariesCommandLine(t *testing.T) {
 				{args: []string{"--version"}, wantCode: 0, wantOut: name + " v1.2.3-test"},
 				{args: []string{"--no-such-flag"}, wantCode: 2, wantOut: "flag provided but not defined: -no-such-flag"},
 			}
-			if name == "t9k" {
+			if name == "t9k" || name == "t9k-pf" {
 				testCases = []testCase{
-					{args: []string{"--help"}, wantCode: 0, wantOut: "Usage:\n  t9k [command]"},
+					{args: []string{"--help"}, wantCode: 0, wantOut: "Usage:\n  " + name + " [command]"},
 					{args: []string{"--version"}, wantCode: 0, wantOut: name + " v1.2.3-test"},
 					{args: []string{"--no-such-flag"}, wantCode: 2, wantOut: "unknown flag: --no-such-flag"},
 				}
