@@ -77,7 +77,8 @@ func (c *Connection) useT9kContext() error {
 	}
 	*c.KubeConfig = os.DevNull
 	*c.Context = ""
-	*c.APIServer, *c.BearerToken, *c.Insecure = rc.Host, rc.BearerToken, rc.Insecure
+	*c.APIServer, *c.BearerToken = rc.Host, rc.BearerToken
+	*c.Insecure = *c.Insecure || rc.Insecure
 	if len(rc.CAData) > 0 {
 		c.WrapConfigFn = func(r *rest.Config) *rest.Config {
 			r.CAData = rc.CAData
