@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -75,6 +76,9 @@ func (o *options) logsCommand(k kind) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f.follow {
+				return o.followLogs(cmd.Context(), cs, k, obj, &f)
+			}
 			pod, err := replicaPod(cmd.Context(), cs, k, obj, &f)
 			if err != nil {
 				return err
@@ -88,6 +92,31 @@ func (o *options) logsCommand(k kind) *cobra.Command {
 	f.add(cmd.Flags(), k, true)
 	return cmd
 }
+
+// followLogs follows the log of the replica f chooses of obj until obj
+// ends, as wait --print-log does: it waits for the replica's pod to
+// start, and follows the next pod when the replica is recreated. It also
+// checks the replica type at once, so a wrong one fails before any wait.
+func (o *options) followLogs(ctx context.Context, cs kubernetes.Interface, k kind, obj *unstructured.Unstructured, f *logFlags) error {
+	if _, err := replicaPod(ctx, cs, k, obj, f); err != nil {
+		return err
+	}
+	r, err := o.resource(k)
+	if err != nil {
+		return err
+	}
+	finish := o.printReplicaLog(ctx, cs, r, k, obj.GetName(), f, time.Second)
+	_, err = waitPhase(ctx, r, obj.GetName(), k.terminal, time.Second, forever)
+	if errors.Is(err, context.Canceled) {
+		finish(0)
+		return nil // the user stopped following
+	}
+	finish(logGrace)
+	return err
+}
+
+// forever is a timeout that never comes: 100 years.
+const forever = 100 * 365 * 24 * time.Hour
 
 // describeReplica names the replica f chooses, for messages.
 func (f *logFlags) describeReplica(k kind) string {

@@ -48,6 +48,7 @@ func (o *options) waitCommand(k kind) *cobra.Command {
 			ctx := cmd.Context()
 			var finish func(grace time.Duration)
 			if printLog {
+				f.tail = -1 // the whole log
 				finish = o.printReplicaLog(ctx, cs, r, k, args[0], &f, period)
 			}
 			phase, err := waitPhase(ctx, r, args[0], k.terminal, period, timeout)
@@ -134,7 +135,7 @@ func (o *options) printReplicaLog(ctx context.Context, cs kubernetes.Interface, 
 // replica is recreated. Once ending is closed it prints the pod it has not
 // printed yet, if any, and returns; it returns at once when ctx ends.
 func (o *options) followReplica(ctx context.Context, ending <-chan struct{}, cs kubernetes.Interface, r dynamic.ResourceInterface, k kind, name string, f *logFlags, period time.Duration) {
-	f.follow, f.tail = true, -1
+	f.follow = true
 	var printed types.UID
 	for ctx.Err() == nil {
 		last := isClosed(ending)
@@ -149,6 +150,7 @@ func (o *options) followReplica(ctx context.Context, ending <-chan struct{}, cs 
 					fmt.Fprintln(o.streams.ErrOut, "error:", err)
 				}
 				printed = pod.UID
+				f.tail = -1 // --tail is of the first pod; a later pod is printed whole
 			}
 		}
 		if last {

@@ -72,7 +72,18 @@ func TestPyTorchTrainingJobDDP(t *testing.T) {
 	if err := c.Create(jobContext(t), job); err != nil {
 		t.Fatal(err)
 	}
-	// As a user would: t9k waits for the job, printing the master's log.
+	// As a user would: t9k follows the worker's log from before its pod
+	// exists to the job's end, and waits for the job, printing the
+	// master's log.
+	type result struct {
+		out string
+		err error
+	}
+	followed := make(chan result, 1)
+	go func() {
+		out, err := t9k(t, "pj", "logs", "ddp", "-f", "--type", "worker", "-p", ns)
+		followed <- result{out, err}
+	}()
 	waited, err := t9k(t, "pj", "wait", "ddp", "--print-log", "--type", "master", "-p", ns, "--timeout", "15m", "--period", "2s")
 	if err != nil {
 		t.Errorf("t9k pj wait ddp --print-log: %v\n%s", err, waited)
@@ -85,6 +96,9 @@ func TestPyTorchTrainingJobDDP(t *testing.T) {
 	t.Logf("both ranks of a world of 2 end with loss %s", loss)
 	if out, err := t9k(t, "pj", "logs", "ddp", "-p", ns); err != nil || !strings.Contains(out, loss) {
 		t.Errorf("t9k pj logs ddp (worker 0) = %v, without the final loss %s:\n%s", err, loss, out)
+	}
+	if f := <-followed; f.err != nil || !strings.Contains(f.out, loss) {
+		t.Errorf("t9k pj logs ddp -f --type worker, started with the job, ended %v without the final loss %s:\n%s", f.err, loss, f.out)
 	}
 	if out, err := t9k(t, "pj", "describe", "ddp", "-p", ns); err != nil || !strings.Contains(out, "Succeeded") || !strings.Contains(out, "ddp-worker-0") {
 		t.Errorf("t9k pj describe ddp = %v:\n%s", err, out)
