@@ -11,7 +11,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/directory"
 	"github.com/accelstack/accelstack/pkg/gateway"
@@ -71,4 +76,19 @@ func StartGateway(ctx context.Context, cfg *rest.Config, dir string, users map[s
 		return nil, err
 	}
 	return &Gateway{Server: srv, CAFile: ca}, nil
+}
+
+// ServiceAccountToken creates the ServiceAccount ns/name unless it exists
+// and returns a token of it for the API server's audience, valid for the
+// TokenRequest's default hour.
+func ServiceAccountToken(ctx context.Context, c client.Client, ns, name string) (string, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating ServiceAccount %s/%s: %w", ns, name, err)
+	}
+	req := &authenticationv1.TokenRequest{}
+	if err := c.SubResource("token").Create(ctx, sa, req); err != nil {
+		return "", fmt.Errorf("a token of %s/%s: %w", ns, name, err)
+	}
+	return req.Status.Token, nil
 }

@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -99,10 +97,10 @@ func startCluster(ctx context.Context, dir string, upstream netip.AddrPort) (_ *
 		return nil, err
 	}
 	cl := &cluster{cp: cp}
-	if cl.memberToken, err = token(ctx, c, benchNamespace, memberName); err != nil {
+	if cl.memberToken, err = harness.ServiceAccountToken(ctx, c, benchNamespace, memberName); err != nil {
 		return nil, err
 	}
-	gatewayToken, err := token(ctx, c, systemNamespace, "gateway")
+	gatewayToken, err := harness.ServiceAccountToken(ctx, c, systemNamespace, "gateway")
 	if err != nil {
 		return nil, err
 	}
@@ -189,18 +187,4 @@ func notebook(ctx context.Context, c client.Client, upstream netip.AddrPort) err
 		}
 	}
 	return nil
-}
-
-// token creates the ServiceAccount ns/name and returns a token of it, for
-// the API server's audience, valid for an hour.
-func token(ctx context.Context, c client.Client, ns, name string) (string, error) {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating ServiceAccount %s/%s: %w", ns, name, err)
-	}
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
-	if err := c.SubResource("token").Create(ctx, sa, req); err != nil {
-		return "", fmt.Errorf("a token of %s/%s: %w", ns, name, err)
-	}
-	return req.Status.Token, nil
 }

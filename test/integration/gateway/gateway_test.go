@@ -15,7 +15,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -274,15 +273,11 @@ func (e *env) notebook(ctx context.Context, t *testing.T, ns string) {
 // token of it.
 func (e *env) token(ctx context.Context, t *testing.T, ns, name string) string {
 	t.Helper()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	if err := e.c.Create(ctx, sa); err != nil && !strings.Contains(err.Error(), "already exists") {
+	token, err := harness.ServiceAccountToken(ctx, e.c, ns, name)
+	if err != nil {
 		t.Fatal(err)
 	}
-	req := &authenticationv1.TokenRequest{}
-	if err := e.c.SubResource("token").Create(ctx, sa, req); err != nil {
-		t.Fatalf("a token of %s/%s: %v", ns, name, err)
-	}
-	return req.Status.Token
+	return token
 }
 
 // do sends a request to the gateway with the bearer credential.

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -155,19 +153,15 @@ func startGateway(ctx context.Context, t *testing.T, cp *harness.ControlPlane) (
 	return gw.Server, gw.CAFile
 }
 
-// saToken creates the ServiceAccount ns/name unless it exists and returns
-// a token of it.
+// saToken returns a token of the ServiceAccount ns/name, created unless
+// it exists.
 func saToken(ctx context.Context, t *testing.T, c client.Client, ns, name string) string {
 	t.Helper()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	if err := c.Create(ctx, sa); err != nil && !strings.Contains(err.Error(), "already exists") {
+	token, err := harness.ServiceAccountToken(ctx, c, ns, name)
+	if err != nil {
 		t.Fatal(err)
 	}
-	req := &authenticationv1.TokenRequest{}
-	if err := c.SubResource("token").Create(ctx, sa, req); err != nil {
-		t.Fatalf("a token of %s/%s: %v", ns, name, err)
-	}
-	return req.Status.Token
+	return token
 }
 
 // createKey creates an API key with the build scope with token at the
