@@ -152,8 +152,12 @@ lint: $(GOLANGCI_LINT) ## Run gofmt check and golangci-lint (govet among its lin
 	$(GOLANGCI_LINT) run ./...
 	cd $(SCHEDULER_MODULE) && $(abspath $(GOLANGCI_LINT)) run --config $(CURDIR)/.golangci.yml ./...
 
+.PHONY: web
+web: ## Copy the console's front-end packages out of the npm tarballs its package-lock.json pins (pkg/console/web/vendor).
+	go run ./hack/npmvendor -dir pkg/console/web
+
 .PHONY: verify
-verify: generate manifests fmt ## Regenerate everything, then fail if the tree changed.
+verify: generate manifests fmt web ## Regenerate everything, then fail if the tree changed.
 	go mod tidy
 	go -C $(SCHEDULER_MODULE) mod tidy
 	@if [ -n "$$(git status --porcelain)" ]; then echo "the tree is dirty after regeneration:"; git status --porcelain; git diff | head -50; exit 1; fi

@@ -42,6 +42,7 @@ func main() {
 	fs.DurationVar(&opts.CacheTTL, "cache-ttl", opts.CacheTTL, "How long an authentication, authorization or upstream is remembered: a revoked right or key works at most this long.")
 	fs.IntVar(&opts.CacheSize, "cache-size", opts.CacheSize, "Entries each cache holds.")
 	fs.IntVar(&opts.MaxHeaderBytes, "max-header-bytes", opts.MaxHeaderBytes, "Largest request head; a larger one is answered 431.")
+	fs.StringVar(&opts.ConsoleURL, "console-url", "", "The console server (http://host:port) the consoles' paths go to once the caller has logged in; empty serves no console.")
 	lo := &opts.Login
 	fs.StringVar(&lo.Issuer, "oidc-issuer", "", "Issuer URL of the identity provider (Ory Hydra) as browsers reach it; empty serves no browser login.")
 	fs.StringVar(&lo.BackChannel, "oidc-back-channel-url", "", "The identity provider's public URL as the gateway reaches it, for its token endpoint and keys; empty is --oidc-issuer.")

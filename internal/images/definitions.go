@@ -34,6 +34,12 @@ var Definitions = []Definition{
 		User:   "65532:65532",
 	},
 	{
+		// The web consoles' pages, embedded; its Deployment runs it as
+		// non-root.
+		Binary: "console",
+		User:   "65532:65532",
+	},
+	{
 		Binary: "controllers",
 		// The Deployment runs it as non-root.
 		User: "65532:65532",

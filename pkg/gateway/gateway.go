@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ type Gateway struct {
 	Provider http.Handler
 	// API serves the Kubernetes API at KubernetesPath; nil serves none.
 	API http.Handler
+	// Console is the console server, which serves ConsolePaths; nil
+	// serves no console.
+	Console *url.URL
 	// Transport carries the proxied requests.
 	Transport http.RoundTripper
 	Log       logr.Logger
@@ -89,7 +93,14 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle(KeysPath, keys)
 	mux.Handle(KeysPath+"/", keys)
 	if g.Client != nil {
+		mux.Handle(ProjectsPath, &projectsAPI{c: g.Client, authn: g.Authenticator, log: g.Log})
 		mux.Handle(ProjectsPath+"/", &membersAPI{c: g.Client, authn: g.Authenticator, log: g.Log})
+	}
+	if g.Console != nil {
+		console := g.consoleProxy(g.Console)
+		for _, p := range ConsolePaths {
+			mux.Handle(p, console)
+		}
 	}
 	if g.API != nil {
 		mux.Handle(KubernetesPath+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

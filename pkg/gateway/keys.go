@@ -135,13 +135,8 @@ func (a *keysAPI) fail(w http.ResponseWriter, err error) {
 // key, so that a key can never make a wider one. It answers the refusal
 // and returns false, or returns the user.
 func authenticateAccount(w http.ResponseWriter, r *http.Request, authn Authenticator, log logr.Logger, what string) (*User, bool) {
-	if q := QueryCredential(r); q != "" {
-		http.Error(w, "credentials are not accepted in the query string ("+q+"): send Authorization: Bearer", http.StatusBadRequest)
-		return nil, false
-	}
-	user, err := authn.Authenticate(r.Context(), r)
-	if err != nil {
-		authnError(w, log, err)
+	user, ok := authenticate(w, r, authn, log)
+	if !ok {
 		return nil, false
 	}
 	if user.KeyID != "" {
@@ -150,6 +145,21 @@ func authenticateAccount(w http.ResponseWriter, r *http.Request, authn Authentic
 	}
 	if missingCSRF(r, user) {
 		http.Error(w, "forbidden: a request with a login session that changes "+what+" must carry the session's "+login.CSRFHeader+" header", http.StatusForbidden)
+		return nil, false
+	}
+	return user, true
+}
+
+// authenticate returns the caller of r, or answers why there is none:
+// credentials in the query string are refused.
+func authenticate(w http.ResponseWriter, r *http.Request, authn Authenticator, log logr.Logger) (*User, bool) {
+	if q := QueryCredential(r); q != "" {
+		http.Error(w, "credentials are not accepted in the query string ("+q+"): send Authorization: Bearer", http.StatusBadRequest)
+		return nil, false
+	}
+	user, err := authn.Authenticate(r.Context(), r)
+	if err != nil {
+		authnError(w, log, err)
 		return nil, false
 	}
 	return user, true

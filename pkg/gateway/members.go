@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
 	"github.com/accelstack/accelstack/pkg/members"
 )
 
@@ -29,7 +30,7 @@ import (
 //	DELETE ProjectsPath/<project>/members/<kind>/<name> ends the membership: 204
 //
 // <kind> is User or Group; <name> is path-escaped.
-const ProjectsPath = "/t9k/security/server/apis/v1/projects"
+const ProjectsPath = gatewayapi.ProjectsPath
 
 // membersResource is the virtual resource whose rights the members API
 // asks RBAC about in the project's namespace: list to see the members

@@ -48,6 +48,9 @@ type Options struct {
 	MaxHeaderBytes int
 	// Login configures the browser login.
 	Login LoginOptions
+	// ConsoleURL is the console server's URL (http://host:port); empty
+	// serves no console.
+	ConsoleURL string
 }
 
 // DefaultOptions returns the defaults of the flags.
@@ -79,7 +82,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger, r
 	if err != nil {
 		return nil, err
 	}
+	var console *url.URL
+	if opts.ConsoleURL != "" {
+		if console, err = parseConsoleURL(opts.ConsoleURL); err != nil {
+			return nil, err
+		}
+	}
 	return &Gateway{
+		Console:       console,
 		API:           api,
 		Router:        Router{Host: opts.Host, ServingDomain: opts.ServingDomain},
 		Authenticator: authn,
@@ -93,6 +103,17 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger, r
 		Log:           log,
 		Metrics:       NewMetrics(reg),
 	}, nil
+}
+
+// parseConsoleURL checks the console server's URL: http or https, a host,
+// no path, query or credentials.
+func parseConsoleURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+		return nil, fmt.Errorf("console URL %q: want http://host:port", s)
+	}
+	u.Path = ""
+	return u, nil
 }
 
 // NewTransport returns the transport to the workloads: bounded dials and
@@ -206,7 +227,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) e
 // serverTLS returns the TLS configuration: the files' certificate is
 // loaded by ListenAndServeTLS; without files, a self-signed one is issued.
 func serverTLS(opts Options) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	// HTTP/2 lets a browser keep every watch of a console page open on
+	// one connection (HTTP/1.1 allows six per host); WebSockets still
+	// upgrade over HTTP/1.1, as the server offers no extended CONNECT.
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
 	if opts.TLSCertFile != "" {
 		return cfg, nil
 	}

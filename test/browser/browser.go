@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -121,4 +122,40 @@ func Screenshot(ctx context.Context, t *testing.T, name string) string {
 	}
 	t.Logf("screenshot %s", p)
 	return p
+}
+
+// Eval runs the JavaScript expression, which ends in a boolean, in the
+// page.
+func Eval(expression string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[bool](expression)(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// WaitTrue waits until the JavaScript expression is true in the page.
+func WaitTrue(expression string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Poll[bool](expression)(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// SetValue sets the value of the form field that the CSS selector sel
+// picks, as typing would: the page sees an input event.
+func SetValue(sel, value string) chromedp.Action[chromedp.Void] {
+	return Eval(`(() => { const el = document.querySelector(` + strconv.Quote(sel) + `);
+		el.value = ` + strconv.Quote(value) + `; el.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
+}
+
+// TextOf waits for the element sel picks and returns its text.
+func TextOf(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("the text of %s: %v (at %s)", sel, err, Page(ctx))
+	}
+	return text
 }

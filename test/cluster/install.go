@@ -22,7 +22,7 @@ const AscendNodeLabel = "accelerator=huawei-Ascend910"
 
 // workloads are what Install waits for, as kubectl rollout targets.
 var workloads = []string{
-	"deployment/s3", "deployment/controllers", "deployment/csi-s3-controller", "deployment/t9k-scheduler", "deployment/gateway", "deployment/hydra",
+	"deployment/s3", "deployment/controllers", "deployment/csi-s3-controller", "deployment/t9k-scheduler", "deployment/gateway", "deployment/console", "deployment/hydra",
 	"daemonset/device-plugin", "daemonset/ascend-device-plugin", "daemonset/node-agent", "daemonset/csi-s3-node",
 }
 

@@ -16,7 +16,7 @@ var clusterCommands = map[string]bool{
 	"etcd": true, "kube-apiserver": true, "kube-controller-manager": true, "kube-scheduler": true,
 	"kubelet": true, "containerd": true, "containerd-shim-runc-v2": true, "pause": true,
 	"device-plugin": true, "node-agent": true, "csi-s3": true, "controllers": true, "scheduler": true,
-	"datacube-executor": true, "workflow-events": true, "workflow-tools": true, "activity-proxy": true, "serving-router": true, "gateway": true, "versitygw": true, "csi-provisioner": true, "rclone": true, "s3fs": true, enforcer: true,
+	"datacube-executor": true, "workflow-events": true, "workflow-tools": true, "activity-proxy": true, "serving-router": true, "gateway": true, "console": true, "versitygw": true, "csi-provisioner": true, "rclone": true, "s3fs": true, enforcer: true,
 }
 
 // Snapshot is the host state that a cluster changes while it runs: Diff of

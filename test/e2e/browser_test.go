@@ -86,8 +86,8 @@ func TestBrowserOpensNotebook(t *testing.T) {
 	}
 	browser.Do(b, t, "running the cell", 3*time.Minute,
 		chromedp.Navigate(base+"notebooks/hello.ipynb"),
-		waitTrue("Jupyter.notebook && Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected()"),
-		evaluate("Jupyter.notebook.execute_all_cells(); true"),
+		browser.WaitTrue("Jupyter.notebook && Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected()"),
+		browser.Eval("Jupyter.notebook.execute_all_cells(); true"),
 		chromedp.WaitVisible(chromedp.CSS(".output_subarea pre")))
 	tctx, tcancel := context.WithTimeout(b, 30*time.Second)
 	defer tcancel()
@@ -99,26 +99,9 @@ func TestBrowserOpensNotebook(t *testing.T) {
 	other := newNamespace(t)
 	browser.Do(b, t, "another namespace's Notebook", time.Minute,
 		// Jupyter asks before leaving a notebook; a person would say yes.
-		evaluate("window.onbeforeunload = null; true"),
+		browser.Eval("window.onbeforeunload = null; true"),
 		chromedp.Navigate(cluster.GatewayURL+notebook.URLPrefix(other, "lab")+"tree"))
 	if text := browser.Text(b, t); !strings.HasPrefix(text, "forbidden") {
 		t.Errorf("another namespace's Notebook shows %q, want the gateway's 403", text)
-	}
-}
-
-// waitTrue waits until the JavaScript expression is true in the page.
-func waitTrue(expression string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](expression)(ctx, t)
-		return chromedp.Void{}, err
-	}
-}
-
-// evaluate runs the JavaScript expression, which ends in a boolean, in
-// the page.
-func evaluate(expression string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Evaluate[bool](expression)(ctx, t)
-		return chromedp.Void{}, err
 	}
 }

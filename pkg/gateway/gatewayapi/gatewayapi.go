@@ -15,9 +15,39 @@ const (
 	// LoginPath starts a browser login (GET), or logs in with a password
 	// (POST of a PasswordLogin as JSON, answered by a TokenAnswer).
 	LoginPath = "/t9k/security/server/apis/v1/login"
+	// BuildConsolePath is the Build Console's pages.
+	BuildConsolePath = "/t9k/build-console/"
 	// KeysPath is the API of a user's API keys.
 	KeysPath = "/t9k/security/server/apis/v1/apikeys"
+	// LogoutPath ends a browser login.
+	LogoutPath = "/t9k/security/server/apis/v1/logout"
+	// SessionPath answers a browser login's user, groups, expiry and
+	// CSRF token as JSON (401 without one).
+	SessionPath = "/t9k/security/server/apis/v1/session"
+	// ProjectsPath answers the caller's projects (GET, a ProjectList),
+	// and serves each project's members under ProjectsPath/<project>.
+	ProjectsPath = "/t9k/security/server/apis/v1/projects"
 )
+
+// CSRFHeader carries a browser login's CSRF token on requests that change
+// state.
+const CSRFHeader = "X-CSRF-Token"
+
+// Project is a project of the caller, with the scopes they work in.
+type Project struct {
+	Name string `json:"name"`
+	// Scopes are the caller's scopes in the project (build, deploy),
+	// their own and their groups'.
+	Scopes []string `json:"scopes"`
+	// Admin tells whether the caller, or a group of theirs, is the
+	// project's admin.
+	Admin bool `json:"admin,omitempty"`
+}
+
+// ProjectList answers ProjectsPath.
+type ProjectList struct {
+	Items []Project `json:"items"`
+}
 
 // TokenPrefix starts a login token: a login the gateway issued to a
 // client that logged in with a password, sent as

@@ -27,10 +27,10 @@ const (
 	// CallbackPath is where the provider sends the browser with the code.
 	CallbackPath = LoginPath + "/auth-code"
 	// LogoutPath ends the session here and at the provider.
-	LogoutPath = "/t9k/security/server/apis/v1/logout"
+	LogoutPath = gatewayapi.LogoutPath
 	// SessionPath answers the session's user, groups, expiry and CSRF
 	// token as JSON, for the consoles.
-	SessionPath = "/t9k/security/server/apis/v1/session"
+	SessionPath = gatewayapi.SessionPath
 	// LoginAppPath, ConsentAppPath and LogoutAppPath are the provider's
 	// login, consent and logout app (its urls.login, urls.consent and
 	// urls.logout).

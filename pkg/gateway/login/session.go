@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
 )
 
 // Cookie names. Both are the gateway's own: the workloads never see them.
@@ -48,7 +50,7 @@ type Session struct {
 }
 
 // CSRFHeader carries a session's CSRF token on requests that change state.
-const CSRFHeader = "X-CSRF-Token"
+const CSRFHeader = gatewayapi.CSRFHeader
 
 // errSealed: a cookie that does not open under the key, or is malformed.
 var errSealed = errors.New("the cookie is not valid")

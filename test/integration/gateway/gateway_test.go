@@ -44,6 +44,8 @@ type env struct {
 	c        client.Client
 	gw       *httptest.Server
 	upstream *httptest.Server
+	// console serves the consoles.
+	console *httptest.Server
 	// reached counts the requests that reached the upstream.
 	reached chan *http.Request
 	// dials are the addresses the gateway dialed.
@@ -171,6 +173,7 @@ func startEnv(t *testing.T) *env {
 		_, _ = io.WriteString(w, "ok")
 	}))
 	t.Cleanup(e.upstream.Close)
+	e.startConsole(t)
 
 	opts := gateway.DefaultOptions()
 	opts.CacheTTL = 0
@@ -180,7 +183,7 @@ func startEnv(t *testing.T) *env {
 }
 
 // gateway returns a gateway of opts that runs with its ServiceAccount's
-// token only and whose every dial reaches the upstream.
+// token only and whose every dial but the console's reaches the upstream.
 func (e *env) gateway(ctx context.Context, t *testing.T, opts gateway.Options) *gateway.Gateway {
 	t.Helper()
 	cfg := rest.AnonymousClientConfig(e.cp.Config)
@@ -191,8 +194,11 @@ func (e *env) gateway(ctx context.Context, t *testing.T, opts gateway.Options) *
 	}
 	tr := gateway.NewTransport()
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		e.dials <- addr
 		var d net.Dialer
+		if addr == e.console.Listener.Addr().String() {
+			return d.DialContext(ctx, network, addr)
+		}
+		e.dials <- addr
 		return d.DialContext(ctx, network, e.upstream.Listener.Addr().String())
 	}
 	g.Transport = tr

@@ -56,6 +56,7 @@ func providerLoginTests(t *testing.T, e *env) {
 	opts.Login.AdminURL = idp.AdminURL
 	opts.Login.SecretName = "gateway-login-test"
 	opts.Login.UsersFile = users
+	opts.ConsoleURL = e.console.URL
 	g := e.gateway(ctx, t, opts)
 	if err := g.Login.EnsureClient(ctx); err != nil {
 		t.Fatal(err)
@@ -93,6 +94,7 @@ func providerLoginTests(t *testing.T, e *env) {
 	})
 
 	t.Run("in a real browser", func(t *testing.T) { browserTests(t, e, gw, nb) })
+	t.Run("the Build Console in a real browser", func(t *testing.T) { consoleTests(t, e, gw) })
 
 	t.Run("the login Secret was created once and another replica shares it", func(t *testing.T) {
 		var s corev1.Secret
