@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -218,6 +219,7 @@ func newTestEnv(t *testing.T) *testEnv {
 		Client:        e.c,
 		Transport:     e.up.transport(),
 		Log:           logr.Discard(),
+		Console:       &url.URL{Scheme: "http", Host: "console.accelstack-system.svc:8080"},
 	}
 	e.gw = httptest.NewServer(g.Handler())
 	t.Cleanup(e.gw.Close)
