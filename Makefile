@@ -65,6 +65,14 @@ SCHEDULER_PLUGINS := $(LOCALBIN)/scheduler-plugins-$(SCHEDULER_PLUGINS_VERSION)
 KWOK              := $(LOCALBIN)/kwok-$(KWOK_VERSION)
 OAUTH2_PROXY      := $(LOCALBIN)/oauth2-proxy-$(OAUTH2_PROXY_VERSION)
 
+# Every go command make runs compiles with -trimpath, as the builds and the
+# Kubernetes build do: a package is compiled once per mode (once for the
+# binaries, the images, lint's type information, the end-to-end tests and
+# the tools that share its module version; once more with -race for the
+# tests), not again for each command whose flags differ. A GOFLAGS of the
+# environment replaces it.
+export GOFLAGS ?= -trimpath
+
 # -vet=off: go test would run a subset of go vet's analyzers on every
 # package again; make test runs lint beside the tests, whose govet runs
 # them all. The unit packages use go test's result cache: a package whose
@@ -75,6 +83,12 @@ OAUTH2_PROXY      := $(LOCALBIN)/oauth2-proxy-$(OAUTH2_PROXY_VERSION)
 # every clone of the tree. The integration packages always run (-count=1):
 # they start control planes, mounts and binaries the cache cannot see.
 GO_TEST_FLAGS ?= -race -vet=off -trimpath
+# The scheduler's module holds the kube-scheduler glue, whose one test is
+# no concurrent code; without -race its packages are those the scheduler's
+# build compiled (and, with the pinning modules' versions the same, the
+# Kubernetes build), not the whole of kube-scheduler compiled again with
+# the race detector.
+SCHEDULER_TEST_FLAGS ?= -vet=off -trimpath
 INTEGRATION_TEST_FLAGS := -count=1
 # Per-package timeouts (go test -timeout bounds each package's test binary):
 # unit packages run in seconds; the integration package starts real control
@@ -146,7 +160,9 @@ vet: ## Run go vet, in the root module and the scheduler's.
 
 .PHONY: lint
 # golangci-lint's govet runs go vet's analyzers (on the e2e-tagged files
-# too), so lint does not run go vet again: `make vet` does, alone.
+# too), so lint does not run go vet again: `make vet` does, alone. Its
+# type information comes from the export data `go list -export` compiles,
+# with GOFLAGS' -trimpath the builds' own compiles, found in the cache.
 lint: $(GOLANGCI_LINT) ## Run gofmt check and golangci-lint (govet among its linters), in the root module and the scheduler's.
 	@out=$$(gofmt -s -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt'ed:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI_LINT) run ./...
@@ -179,8 +195,8 @@ test-go: $(VERSITYGW) $(RCLONE) $(HYDRA) ## Run the Go tests (unit, the schedule
 	go test $(GO_TEST_FLAGS) $(INTEGRATION_TEST_FLAGS) -timeout $(INTEGRATION_TEST_TIMEOUT) $(INTEGRATION_PKGS) & integration=$$!; \
 	echo "go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) <unit packages>"; \
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(UNIT_TEST_TIMEOUT) $$units; unit=$$?; \
-	echo "go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./..."; \
-	go -C $(SCHEDULER_MODULE) test $(GO_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./...; scheduler=$$?; \
+	echo "go -C $(SCHEDULER_MODULE) test $(SCHEDULER_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./..."; \
+	go -C $(SCHEDULER_MODULE) test $(SCHEDULER_TEST_FLAGS) -timeout $(UNIT_TEST_TIMEOUT) ./...; scheduler=$$?; \
 	echo "go test -run '^TestProxyAllocations$$' ./pkg/serving/router/ (its bytes bound holds without -race only)"; \
 	go test -run '^TestProxyAllocations$$' ./pkg/serving/router/; norace=$$?; \
 	wait $$integration; integ=$$?; \
@@ -201,6 +217,10 @@ CLUSTER := go run ./test/cmd/cluster
 .PHONY: cluster-up
 cluster-up: envtest-assets tools ## Start the local single-node Kubernetes (root): control plane, containerd, kubelet, local images.
 	$(CLUSTER) up
+
+.PHONY: workload-images
+workload-images: ## Build the local cluster's workload images from Debian packages (cluster-up builds those missing).
+	$(CLUSTER) workload-images
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local cluster and leave the host as cluster-up found it.

@@ -125,6 +125,14 @@ var rootAccount = map[string]string{
 // and Mesa's drivers.
 var maintainerTools = []string{"adduser", "debconf", "passwd", "libgl1-mesa-dri"}
 
+// BuildWorkloadImages builds the workload images that changed into the
+// image directory, as Up would: a run before Up (CI starts one while it
+// compiles) leaves Up only the images it has to import.
+func (c *Cluster) BuildWorkloadImages(ctx context.Context) error {
+	_, err := c.buildWorkloadImages(ctx)
+	return err
+}
+
 // buildWorkloadImages builds the workload images that changed and returns
 // their archives.
 func (c *Cluster) buildWorkloadImages(ctx context.Context) ([]string, error) {

@@ -6,6 +6,7 @@
 //	cluster install  apply accelstack's manifests (test/cluster/manifests)
 //	cluster demo     up, install, then the demo's examples (package test/cluster/demo)
 //	cluster status   say whether it runs
+//	cluster workload-images  build the workload images from Debian packages, for a later up
 //	cluster down     stop it and leave the host as up found it
 package main
 
@@ -33,11 +34,12 @@ var commands = map[string]func(ctx context.Context, c *cluster.Cluster) error{
 		}
 		return demo.Run(ctx, c, os.Stdout)
 	},
-	"status": status,
+	"status":          status,
+	"workload-images": func(ctx context.Context, c *cluster.Cluster) error { return c.BuildWorkloadImages(ctx) },
 }
 
 func main() {
-	names := []string{"up", "install", "demo", "status", "down"}
+	names := []string{"up", "install", "demo", "status", "down", "workload-images"}
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
 		fmt.Fprintf(os.Stderr, "usage: cluster <command> [flags]; commands: %s\n", strings.Join(names, ", "))
 		os.Exit(cli.ExitBadUsage)
