@@ -176,6 +176,7 @@ web: ## Copy the console's front-end packages out of the npm tarballs its packag
 verify: generate manifests fmt web ## Regenerate everything, then fail if the tree changed.
 	go mod tidy
 	go -C $(SCHEDULER_MODULE) mod tidy
+	hack/check-module-versions.sh
 	@if [ -n "$$(git status --porcelain)" ]; then echo "the tree is dirty after regeneration:"; git status --porcelain; git diff | head -50; exit 1; fi
 
 ##@ Tests
