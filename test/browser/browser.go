@@ -141,11 +141,14 @@ func WaitTrue(expression string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-// SetValue sets the value of the form field that the CSS selector sel
-// picks, as typing would: the page sees an input event.
+// SetValue sets the value of the form field (an input, a text area, a
+// select) that the CSS selector sel picks, as typing or picking would: the
+// page sees an input and a change event.
 func SetValue(sel, value string) chromedp.Action[chromedp.Void] {
 	return Eval(`(() => { const el = document.querySelector(` + strconv.Quote(sel) + `);
-		el.value = ` + strconv.Quote(value) + `; el.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
+		el.value = ` + strconv.Quote(value) + `;
+		for (const type of ['input', 'change']) el.dispatchEvent(new Event(type, {bubbles: true}));
+		return true; })()`)
 }
 
 // TextOf waits for the element sel picks and returns its text.

@@ -121,11 +121,19 @@ const sleep = (ms, signal) =>
     signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
   });
 
+// multiplexed tells whether the page came over HTTP/2 or HTTP/3, where its
+// watches share a connection. Over HTTP/1.1 (a proxy in front of the
+// gateway that speaks nothing else), a browser opens at most six
+// connections to a host and a watch holds one: the lists then poll.
+const multiplexed = /^h[23]/.test((performance.getEntriesByType('navigation')[0] || {}).nextHopProtocol || '');
+const pollInterval = 5000;
+
 // watchList keeps onState({items, loading, error}) current with the
 // objects of kind in ns that opts' selectors pick: one list, served by
 // the API server's watch cache, then a watch, resumed from the last
 // version seen, and listed anew only when the API server has forgotten
-// that version. It returns the function that stops it.
+// that version (over HTTP/1.1, a list every few seconds instead). It
+// returns the function that stops it.
 export function watchList(kind, ns, opts, onState) {
   const ctl = new AbortController();
   const { signal } = ctl;
@@ -148,6 +156,11 @@ export function watchList(kind, ns, opts, onState) {
           }
           rv = list.metadata.resourceVersion;
           publish();
+        }
+        if (!multiplexed) {
+          await sleep(pollInterval, signal);
+          rv = '';
+          continue;
         }
         let gone = false;
         await streamLines(apiPath(kind, ns) + query({ ...selectors, watch: '1', resourceVersion: rv, allowWatchBookmarks: 'true' }), signal, (line) => {

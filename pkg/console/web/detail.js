@@ -16,6 +16,14 @@ function Info({ kind, o }) {
     ['Phase', html`<${Phase} value=${o.status && o.status.phase} />`],
   ];
   for (const [title, path] of kind.columns || []) if (title !== 'Phase') rows.push([title, String(field(o, path) ?? '')]);
+  const tb = o.status && o.status.tensorboard;
+  if (tb && tb.dependent && tb.dependent.name) {
+    const ns = encodeURIComponent(m.namespace);
+    const tbName = encodeURIComponent(tb.dependent.name);
+    rows.push(['TensorBoard', html`<${Link} to=${`projects/${ns}/tensorboards/${tbName}`}>${tb.dependent.name}<//>
+      ${' '}<${Phase} value=${tb.ready ? 'Running' : 'Pending'} />
+      ${tb.ready && html` <a class="button" href=${`/tensorboard/${ns}/${tbName}/`} target="_blank" rel="noopener">Open</a>`}`]);
+  }
   if (m.labels) rows.push(['Labels', Object.entries(m.labels).map(([k, v]) => html`<code class="label">${k}=${v}</code> `)]);
   return html`<table class="info">${rows.map(([k, v]) => html`<tr><th>${k}</th><td>${v}</td></tr>`)}</table>`;
 }

@@ -49,27 +49,31 @@ export function podSelector(kind, obj) {
   return kind.pods.replace('{name}', obj.metadata.name);
 }
 
-// template is the object a YAML editor starts from.
+// template is the object a form or the YAML editor starts from.
 export function template(kind, ns) {
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
   const base = { apiVersion, kind: kind.kind, metadata: { name: '', namespace: ns } };
-  const image = 'registry.local/accelstack/torch:latest';
-  const worker = { template: { spec: { containers: [{ name: 'worker', image, command: ['python3', 'train.py'] }] } } };
+  const replica = (type, replicas) => ({
+    type, replicas,
+    template: { spec: { containers: [{ name: type, image: '', command: ['sh', '-c', 'python3 train.py'] }] } },
+  });
   switch (kind.kind) {
     case 'Notebook':
-      return { ...base, spec: { type: 'jupyter', template: { spec: { containers: [{ name: 'notebook', image: 'registry.local/accelstack/notebook:latest', resources: { limits: { cpu: '1', memory: '2Gi' } } }] } } } };
+      return { ...base, spec: { type: 'jupyter', template: { spec: { containers: [{ name: 'notebook', image: '', resources: { limits: { cpu: '1', memory: '2Gi' } } }] } } } };
     case 'PyTorchTrainingJob':
-      return { ...base, spec: { replicaSpecs: [{ type: 'worker', replicas: 2, restartPolicy: 'ExitCode', ...worker }] } };
+      return { ...base, spec: { replicaSpecs: [replica('master', 1), replica('worker', 1)] } };
     case 'GenericJob':
-      return { ...base, spec: { replicaSpecs: [{ type: 'worker', replicas: 1, ...worker }] } };
+      return { ...base, spec: { replicaSpecs: [replica('worker', 1)] } };
     case 'TensorBoard':
-      return { ...base, spec: { trainingLogFilesets: ['t9k://pvc/logs/'] } };
+      return { ...base, spec: {} };
     case 'PersistentVolumeClaim':
       return { ...base, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    case 'StorageShim':
+      return { ...base, spec: { type: 's3', s3: { uri: '', secretRef: { name: '' } } } };
     case 'ConfigMap':
       return { ...base, data: {} };
     case 'Secret':
-      return { ...base, metadata: { ...base.metadata, labels: { 'tensorstack.dev/resource': 'other' } }, stringData: {} };
+      return { ...base, metadata: { ...base.metadata, labels: { 'tensorstack.dev/resource': 'ssh' } }, type: 'Opaque' };
     default:
       return { ...base, spec: {} };
   }

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -140,6 +142,99 @@ func consoleTests(t *testing.T, e *env, gw *httptest.Server) {
 			err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "lab2"}, &tensorstackv1beta1.Notebook{})
 			return apierrors.IsNotFound(err), "", client.IgnoreNotFound(err)
 		})
+	})
+	t.Run("the forms of a volume, an S3 Secret, a StorageShim and a PyTorchTrainingJob", func(t *testing.T) {
+		create := func(what, kind string, steps ...chromedp.Action[chromedp.Void]) {
+			t.Helper()
+			open := []chromedp.Action[chromedp.Void]{
+				chromedp.Navigate(base + "projects/team-a/" + kind + "/-/create"),
+				chromedp.WaitVisible(chromedp.CSS(`input[name="name"]`)),
+			}
+			chromium.Do(b, t, what, time.Minute, append(append(open, steps...),
+				chromedp.Click(chromedp.CSS(`button.create`)),
+				chromedp.WaitVisible(chromedp.CSS(`section.detail table.info`)))...)
+		}
+		create("a volume", "persistentvolumeclaims",
+			chromium.SetValue(`input[name="name"]`, "data"),
+			chromium.SetValue(`input[name="size"]`, "2Gi"))
+		var pvc corev1.PersistentVolumeClaim
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "data"}, &pvc); err != nil || pvc.Spec.Resources.Requests.Storage().String() != "2Gi" {
+			t.Errorf("the volume the form made: %v %v", pvc.Spec.Resources.Requests, err)
+		}
+
+		chromium.Do(b, t, "the S3 Secret", time.Minute,
+			chromedp.Navigate(base+"projects/team-a/secrets/-/create"),
+			chromedp.WaitVisible(chromedp.CSS(`input[name="name"]`)),
+			chromium.SetValue(`input[name="name"]`, "s3"),
+			chromium.SetValue(`select[name="secretType"]`, "s3-cfg"),
+			chromedp.WaitVisible(chromedp.CSS(`input[name="endpoint"]`)),
+			chromium.SetValue(`input[name="endpoint"]`, "http://s3.example:9000"),
+			chromium.SetValue(`input[name="accessKey"]`, "AKID"),
+			chromium.SetValue(`input[name="secretKey"]`, "sekrit"),
+			chromedp.Click(chromedp.CSS(`button.create`)),
+			chromedp.WaitVisible(chromedp.CSS(`section.detail table.info`)))
+		var secret corev1.Secret
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "s3"}, &secret); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(secret.Data[".s3cfg"]); secret.Labels["tensorstack.dev/resource"] != "s3-cfg" || !strings.Contains(got, "access_key = AKID\n") || !strings.Contains(got, "host_base = http://s3.example:9000\n") {
+			t.Errorf("the Secret the form made: labels %v, .s3cfg %q", secret.Labels, got)
+		}
+		if strings.Contains(chromium.Text(b, t), "sekrit") {
+			t.Error("the Secret's page shows its secret key")
+		}
+
+		create("a StorageShim", "storageshims",
+			chromium.SetValue(`input[name="name"]`, "bucket"),
+			chromium.SetValue(`input[name="uri"]`, "s3://models/team-a"),
+			// The Secret comes by the page's watch; an option's value is its text.
+			chromium.WaitTrue(`[...document.querySelector('select[name="secret"]').options].some(o => o.value === 's3')`),
+			chromium.SetValue(`select[name="secret"]`, "s3"))
+		shim := &unstructured.Unstructured{}
+		shim.SetAPIVersion("tensorstack.dev/v1beta2")
+		shim.SetKind("StorageShim")
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "bucket"}, shim); err != nil {
+			t.Fatal(err)
+		}
+		if uri, _, _ := unstructured.NestedString(shim.Object, "spec", "s3", "uri"); uri != "s3://models/team-a" {
+			t.Errorf("the StorageShim's URI: %q", uri)
+		}
+		if ref, _, _ := unstructured.NestedString(shim.Object, "spec", "s3", "secretRef", "name"); ref != "s3" {
+			t.Errorf("the StorageShim's Secret: %q", ref)
+		}
+
+		create("a PyTorchTrainingJob", "pytorchtrainingjobs",
+			chromium.SetValue(`input[name="name"]`, "ddp"),
+			chromium.SetValue(`input[name="image"]`, "torch:1"),
+			chromium.SetValue(`input[name="command"]`, "torchrun train.py"),
+			chromium.SetValue(`input[name="workers"]`, "3"),
+			chromium.SetValue(`input[name="gpu"]`, "1"))
+		job := &unstructured.Unstructured{}
+		job.SetAPIVersion("batch.tensorstack.dev/v1beta1")
+		job.SetKind("PyTorchTrainingJob")
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "ddp"}, job); err != nil {
+			t.Fatal(err)
+		}
+		specs, _, _ := unstructured.NestedSlice(job.Object, "spec", "replicaSpecs")
+		if len(specs) != 2 {
+			t.Fatalf("the job's replica specs: %v", specs)
+		}
+		for _, r := range specs {
+			r := r.(map[string]any)
+			ctr := r["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+			want := map[string]int64{"master": 1, "worker": 3}[r["type"].(string)]
+			if r["replicas"] != want || ctr["image"] != "torch:1" || fmt.Sprint(ctr["command"]) != "[sh -c torchrun train.py]" ||
+				fmt.Sprint(ctr["resources"]) != "map[limits:map[nvidia.com/gpu:1]]" {
+				t.Errorf("replica spec %v", r)
+			}
+		}
+		chromium.Do(b, t, "the Job list", time.Minute,
+			chromedp.Navigate(base+"projects/team-a/jobs"),
+			chromedp.WaitVisible(chromedp.CSS(`tr[data-name="ddp"]`)))
+		if got := chromium.TextOf(b, t, `tr[data-name="ddp"]`); !strings.Contains(got, "PyTorchTrainingJob") {
+			t.Errorf("the Job list's row: %q", got)
+		}
+		chromium.Screenshot(b, t, "console-jobs")
 	})
 	t.Run("another project's objects are refused", func(t *testing.T) {
 		chromium.Do(b, t, "team-b's Notebooks", time.Minute,
