@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,13 +73,79 @@ func New(t *testing.T) context.Context {
 
 // Do runs steps in the browser of ctx within timeout, failing the test
 // with what, the page's address and the start of its text on an error.
+// Steps that fail on Chromium's error page for a network change (a local
+// cluster beside the test adds interfaces, and Chromium then aborts what
+// is in flight: ERR_NETWORK_CHANGED) run once more.
 func Do(ctx context.Context, t *testing.T, what string, timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := chromedp.Do(tctx, steps...); err != nil {
-		t.Fatalf("%s: %v (at %s)", what, err, Page(ctx))
+	for try := 0; ; try++ {
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		err := chromedp.Do(tctx, steps...)
+		cancel()
+		if err != nil && try == 0 && NetworkChanged(ctx) {
+			t.Logf("%s: the browser saw the network change (%v); once more", what, err)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v (at %s)", what, err, Page(ctx))
+		}
+		return
 	}
+}
+
+// NetworkChanged reports whether the page of ctx is Chromium's error page
+// for a request it aborted because the host's network changed.
+func NetworkChanged(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	url, _ := chromedp.Run(ctx, chromedp.Location())
+	if !strings.HasPrefix(url, "chrome-error:") {
+		return false
+	}
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+	return strings.Contains(text, "ERR_NETWORK_CHANGED")
+}
+
+// Login opens url, which needs a login, and logs in at the login form as
+// user, until the element waitFor (a CSS selector) of the page shows. A
+// login that a network change interrupts (see Do) starts again from url:
+// the identity provider's one-time verifiers rule out going on.
+func Login(ctx context.Context, t *testing.T, url, user, password, waitFor string) {
+	t.Helper()
+	state := "location.href.startsWith('chrome-error:') ? 'error' : document.getElementById('password') ? 'form' : document.querySelector(" +
+		strconv.Quote(waitFor) + ") ? 'done' : ''"
+	for try := 0; try < 3; try++ {
+		Do(ctx, t, "opening "+url, 2*time.Minute, chromedp.Navigate(url))
+		if awaitState(ctx, t, state, "form", "done", "error") == "form" {
+			Do(ctx, t, "logging in", 2*time.Minute,
+				chromedp.SendKeys(chromedp.ID("username"), user),
+				chromedp.SendKeys(chromedp.ID("password"), password),
+				chromedp.Click(chromedp.CSS(`button[type="submit"]`)))
+		}
+		if awaitState(ctx, t, state, "done", "error") == "done" {
+			return
+		}
+		t.Logf("the login was interrupted (at %s); again", Page(ctx))
+	}
+	t.Fatalf("logging in at %s: interrupted three times (at %s)", url, Page(ctx))
+}
+
+// awaitState evaluates the JavaScript expression state in the page until
+// it is one of want, across the navigations of a login, and returns it.
+func awaitState(ctx context.Context, t *testing.T, state string, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		v, err := chromedp.Run(ectx, chromedp.Evaluate[string](state))
+		cancel()
+		if err == nil && slices.Contains(want, v) {
+			return v
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the page never came to %v (at %s)", want, Page(ctx))
+	return ""
 }
 
 // Page describes the page of ctx for a failure: its address and the start

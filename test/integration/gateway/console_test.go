@@ -55,13 +55,7 @@ func consoleTests(t *testing.T, e *env, gw *httptest.Server) {
 	base := gw.URL + console.BuildPrefix
 
 	b := chromium.New(t)
-	chromium.Do(b, t, "opening the console", time.Minute,
-		chromedp.Navigate(base),
-		chromedp.WaitVisible(chromedp.ID("password")),
-		chromedp.SendKeys(chromedp.ID("username"), "erin"),
-		chromedp.SendKeys(chromedp.ID("password"), "erin-pw"),
-		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`section.overview .cards`)))
+	chromium.Login(b, t, base, "erin", "erin-pw", `section.overview .cards`)
 	if got := chromium.TextOf(b, t, "#project-select"); !strings.Contains(got, "team-a (build)") || strings.Contains(got, "team-b") {
 		t.Errorf("the project selector offers %q, want team-a with its build scope only", got)
 	}
