@@ -227,10 +227,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) e
 // serverTLS returns the TLS configuration: the files' certificate is
 // loaded by ListenAndServeTLS; without files, a self-signed one is issued.
 func serverTLS(opts Options) (*tls.Config, error) {
-	// HTTP/2 lets a browser keep every watch of a console page open on
-	// one connection (HTTP/1.1 allows six per host); WebSockets still
-	// upgrade over HTTP/1.1, as the server offers no extended CONNECT.
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	if opts.TLSCertFile != "" {
 		return cfg, nil
 	}

@@ -62,9 +62,6 @@ func providerLoginTests(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	gw.Config.Handler = g.Handler()
-	// HTTP/2, as the gateway serves browsers (a console page keeps a watch
-	// per kind it shows on one connection).
-	gw.EnableHTTP2 = true
 	gw.StartTLS()
 	t.Cleanup(gw.Close)
 
