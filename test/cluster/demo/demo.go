@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/accelstack/accelstack/pkg/activity"
+	"github.com/accelstack/accelstack/pkg/console"
 	"github.com/accelstack/accelstack/pkg/interactive"
 	"github.com/accelstack/accelstack/pkg/jobs"
 	"github.com/accelstack/accelstack/pkg/members"
@@ -233,6 +234,19 @@ func openAsDemoUser(ctx context.Context, password, path string) (string, error) 
 	}
 }
 
+// openConsole logs in as the demo user and opens the console page at
+// path, which must be the Build Console's.
+func openConsole(ctx context.Context, password, path string) (string, error) {
+	got, err := openAsDemoUser(ctx, password, path)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(got, "<title>Build Console") {
+		return "", fmt.Errorf("%s is not the Build Console's page: %.300s", path, got)
+	}
+	return "GET " + path + " after the login: the Build Console's page\n", nil
+}
+
 // report writes what a user looks at after the examples ran. Every part of
 // it is also a check: the whole report is printed, then report fails if any
 // command, read-back or scrape in it failed or came back empty.
@@ -354,6 +368,9 @@ func report(ctx context.Context, c *cluster.Cluster, w io.Writer) error {
 	nbPath := notebook.URLPrefix("demo", "tutorial")
 	fmt.Fprintf(&out, "open %s%s\nlog in as %s, password %s\n", cluster.GatewayURL, nbPath, cluster.DemoUser, password)
 	out.WriteString(check("the Notebook through the gateway as " + cluster.DemoUser)(openAsDemoUser(ctx, password, nbPath+"api/status")))
+	consolePath := console.BuildPrefix + "projects/demo/overview"
+	fmt.Fprintf(&out, "the Build Console, with the same login: %s%s\n", cluster.GatewayURL, consolePath)
+	out.WriteString(check("the Build Console as " + cluster.DemoUser)(openConsole(ctx, password, consolePath)))
 	fmt.Fprintf(&out, "\nkubectl: export KUBECONFIG=%s\n", c.Kubeconfig())
 	out.WriteString("t9k (make build-t9k; bin/t9k, with the same KUBECONFIG), for example:\n" +
 		"  t9k pj get -p demo\n  t9k pj logs ddp --type=master -p demo\n  t9k nb get -p demo\n  t9k queue get\n  t9k wr describe report -p demo\n" +
