@@ -138,10 +138,10 @@ func (v vendorer) tarball(name string, e lockEntry) ([]byte, error) {
 	}
 	url := e.Resolved
 	if url == "" {
-		if strings.HasPrefix(name, "@") {
-			return nil, errors.New("a scoped package needs its resolved URL in the lockfile")
-		}
-		url = fmt.Sprintf("%s/%s/-/%s-%s.tgz", v.registry, name, name, e.Version)
+		// The registry's layout: @scope/name's tarball is
+		// @scope/name/-/name-version.tgz.
+		base := name[strings.LastIndex(name, "/")+1:]
+		url = fmt.Sprintf("%s/%s/-/%s-%s.tgz", v.registry, name, base, e.Version)
 	}
 	resp, err := v.client.Get(url)
 	if err != nil {

@@ -42,9 +42,9 @@ func integrity(b []byte) string {
 	return "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// project writes package.json and package-lock.json for the package lib
+// project writes package.json and package-lock.json for the package name
 // at version 1.0.0 with the given integrity.
-func project(t *testing.T, integrity string) string {
+func project(t *testing.T, name, integrity string) string {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(name, body string) {
@@ -52,17 +52,24 @@ func project(t *testing.T, integrity string) string {
 			t.Fatal(err)
 		}
 	}
-	write("package.json", `{"dependencies": {"lib": "1.0.0"}, "vendor": {"lib": {"dist/lib.mjs": "lib.mjs", "LICENSE": "lib.LICENSE"}}}`)
-	write("package-lock.json", `{"lockfileVersion": 3, "packages": {"node_modules/lib": {"version": "1.0.0", "integrity": "`+integrity+`"}}}`)
+	write("package.json", `{"dependencies": {"`+name+`": "1.0.0"}, "vendor": {"`+name+`": {"dist/lib.mjs": "lib.mjs", "LICENSE": "lib.LICENSE"}}}`)
+	write("package-lock.json", `{"lockfileVersion": 3, "packages": {"node_modules/`+name+`": {"version": "1.0.0", "integrity": "`+integrity+`"}}}`)
 	return dir
 }
 
 func TestVendor(t *testing.T) {
+	t.Run("unscoped", func(t *testing.T) { testVendor(t, "lib", "/lib/-/lib-1.0.0.tgz") })
+	// A scoped package's tarball is found at the registry's layout when
+	// the lockfile records no resolved URL (npm's omit-lockfile-registry-resolved).
+	t.Run("scoped", func(t *testing.T) { testVendor(t, "@scope/lib", "/@scope/lib/-/lib-1.0.0.tgz") })
+}
+
+func testVendor(t *testing.T, name, path string) {
 	pkg := tgz(t, map[string]string{"dist/lib.mjs": "export const x = 1;\n", "LICENSE": "MIT\n", "src/other.js": "no"})
 	fetches := 0
 	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fetches++
-		if r.URL.Path != "/lib/-/lib-1.0.0.tgz" {
+		if r.URL.Path != path {
 			http.NotFound(w, r)
 			return
 		}
@@ -71,7 +78,7 @@ func TestVendor(t *testing.T) {
 	defer registry.Close()
 	v := vendorer{registry: registry.URL, cache: t.TempDir(), client: registry.Client()}
 
-	dir := project(t, integrity(pkg))
+	dir := project(t, name, integrity(pkg))
 	out := filepath.Join(dir, "vendor")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
@@ -99,7 +106,7 @@ func TestVendor(t *testing.T) {
 	}
 
 	// A tarball that is not the lockfile's is refused, and nothing written.
-	other := project(t, integrity([]byte("something else")))
+	other := project(t, name, integrity([]byte("something else")))
 	err := v.run(other, filepath.Join(other, "vendor"))
 	if err == nil || !strings.Contains(err.Error(), "does not match the lockfile's integrity") {
 		t.Errorf("a tarball of another digest: %v", err)

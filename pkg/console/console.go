@@ -80,10 +80,12 @@ const importMapMark = "IMPORT-MAP"
 
 // importMap resolves the packages' bare names for the browser.
 var importMap = map[string]map[string]string{"imports": {
-	"preact":       "./" + staticDir + "vendor/preact.mjs",
-	"preact/hooks": "./" + staticDir + "vendor/preact-hooks.mjs",
-	"htm":          "./" + staticDir + "vendor/htm.mjs",
-	"js-yaml":      "./" + staticDir + "vendor/js-yaml.mjs",
+	"preact":           "./" + staticDir + "vendor/preact.mjs",
+	"preact/hooks":     "./" + staticDir + "vendor/preact-hooks.mjs",
+	"htm":              "./" + staticDir + "vendor/htm.mjs",
+	"js-yaml":          "./" + staticDir + "vendor/js-yaml.mjs",
+	"@xterm/xterm":     "./" + staticDir + "vendor/xterm.mjs",
+	"@xterm/addon-fit": "./" + staticDir + "vendor/xterm-addon-fit.mjs",
 }}
 
 // NewHandler returns the handler of the console cfg describes.
@@ -119,7 +121,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 
 // render writes the page with its configuration and import map, and the
 // Content-Security-Policy that lets the page run its own scripts only:
-// the import map, inline, is allowed by its digest.
+// the import map, inline, is allowed by its digest. Styles may be inline:
+// the terminal (xterm.js) writes its measured cell sizes and colors into a
+// style element; with images and connections to the page's own origin
+// only, injected CSS can neither load nor send anything.
 func (h *Handler) render(sub fs.FS) error {
 	tmpl, err := template.ParseFS(sub, "index.html")
 	if err != nil {
@@ -151,7 +156,7 @@ func (h *Handler) render(sub fs.FS) error {
 	sum := sha256.Sum256(imports)
 	h.page = bytes.Replace(page.Bytes(), []byte(importMapMark), imports, 1)
 	h.csp = "default-src 'self'; script-src 'self' 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
-		"style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+		"style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
 	return nil
 }
 

@@ -68,9 +68,14 @@ func TestAssets(t *testing.T) {
 	if w := serve(h, http.MethodGet, BuildPrefix+"static/app.js", "If-None-Match", etag); w.Code != http.StatusNotModified || w.Body.Len() != 0 {
 		t.Errorf("app.js with its ETag: %d, %d bytes; want 304", w.Code, w.Body.Len())
 	}
-	for _, name := range []string{"vendor/preact.mjs", "vendor/preact-hooks.mjs", "vendor/htm.mjs", "vendor/js-yaml.mjs", "kinds.json", "console.css"} {
-		if w := serve(h, http.MethodGet, BuildPrefix+"static/"+name); w.Code != http.StatusOK || w.Body.Len() == 0 {
-			t.Errorf("%s: %d", name, w.Code)
+	// Every package the import map names, and the stylesheets.
+	paths := []string{staticDir + "vendor/xterm.css", staticDir + "kinds.json", staticDir + "console.css"}
+	for _, target := range importMap["imports"] {
+		paths = append(paths, strings.TrimPrefix(target, "./"))
+	}
+	for _, p := range paths {
+		if w := serve(h, http.MethodGet, BuildPrefix+p); w.Code != http.StatusOK || w.Body.Len() == 0 {
+			t.Errorf("%s: %d", p, w.Code)
 		}
 	}
 }

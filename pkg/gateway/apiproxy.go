@@ -100,8 +100,8 @@ func (p *APIProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			authnError(w, p.Log, err)
 			return
 		}
-		if missingCSRF(r, u) {
-			http.Error(w, "forbidden: a request with a login session that changes state must carry the session's "+login.CSRFHeader+" header", http.StatusForbidden)
+		if why := csrfRefusal(r, u); why != "" {
+			http.Error(w, "forbidden: "+why, http.StatusForbidden)
 			return
 		}
 		if u.Scopes != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/accelstack/accelstack/pkg/gateway/apikey"
-	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/pkg/members"
 )
 
@@ -143,8 +142,8 @@ func authenticateAccount(w http.ResponseWriter, r *http.Request, authn Authentic
 		http.Error(w, "forbidden: API keys cannot manage "+what+"; use a login or a Kubernetes token", http.StatusForbidden)
 		return nil, false
 	}
-	if missingCSRF(r, user) {
-		http.Error(w, "forbidden: a request with a login session that changes "+what+" must carry the session's "+login.CSRFHeader+" header", http.StatusForbidden)
+	if why := csrfRefusal(r, user); why != "" {
+		http.Error(w, "forbidden: "+why, http.StatusForbidden)
 		return nil, false
 	}
 	return user, true
@@ -163,13 +162,6 @@ func authenticate(w http.ResponseWriter, r *http.Request, authn Authenticator, l
 		return nil, false
 	}
 	return user, true
-}
-
-// missingCSRF reports whether r changes state with a login session's
-// cookie but without the session's CSRF token.
-func missingCSRF(r *http.Request, user *User) bool {
-	safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
-	return user.session != nil && !safe && !login.ValidCSRF(r, user.session)
 }
 
 // writeJSON answers v as JSON with code.

@@ -15,10 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // Width and Height are the window's size, and the screenshots'.
@@ -44,7 +45,7 @@ func Path() (string, error) {
 // accepts any server certificate (the gateways of the tests are
 // self-signed), and returns the context of its first tab; everything ends
 // with the test. A missing Chromium fails the test.
-func New(t *testing.T) context.Context {
+func New(t testutil.T) context.Context {
 	t.Helper()
 	path, err := Path()
 	if err != nil {
@@ -76,7 +77,7 @@ func New(t *testing.T) context.Context {
 // Steps that fail on Chromium's error page for a network change (a local
 // cluster beside the test adds interfaces, and Chromium then aborts what
 // is in flight: ERR_NETWORK_CHANGED) run once more.
-func Do(ctx context.Context, t *testing.T, what string, timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+func Do(ctx context.Context, t testutil.T, what string, timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	for try := 0; ; try++ {
 		tctx, cancel := context.WithTimeout(ctx, timeout)
@@ -110,7 +111,7 @@ func NetworkChanged(ctx context.Context) bool {
 // user, until the element waitFor (a CSS selector) of the page shows. A
 // login that a network change interrupts (see Do) starts again from url:
 // the identity provider's one-time verifiers rule out going on.
-func Login(ctx context.Context, t *testing.T, url, user, password, waitFor string) {
+func Login(ctx context.Context, t testutil.T, url, user, password, waitFor string) {
 	t.Helper()
 	state := "location.href.startsWith('chrome-error:') ? 'error' : document.getElementById('password') ? 'form' : document.querySelector(" +
 		strconv.Quote(waitFor) + ") ? 'done' : ''"
@@ -132,7 +133,7 @@ func Login(ctx context.Context, t *testing.T, url, user, password, waitFor strin
 
 // awaitState evaluates the JavaScript expression state in the page until
 // it is one of want, across the navigations of a login, and returns it.
-func awaitState(ctx context.Context, t *testing.T, state string, want ...string) string {
+func awaitState(ctx context.Context, t testutil.T, state string, want ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -159,7 +160,7 @@ func Page(ctx context.Context) string {
 }
 
 // Text returns the text of the page of ctx.
-func Text(ctx context.Context, t *testing.T) string {
+func Text(ctx context.Context, t testutil.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -172,7 +173,7 @@ func Text(ctx context.Context, t *testing.T) string {
 
 // Screenshot saves the page of ctx as <name>.png into the screenshot
 // directory and returns its path.
-func Screenshot(ctx context.Context, t *testing.T, name string) string {
+func Screenshot(ctx context.Context, t testutil.T, name string) string {
 	t.Helper()
 	dir := os.Getenv("ACCELSTACK_SCREENSHOTS")
 	if dir == "" {
@@ -220,7 +221,7 @@ func SetValue(sel, value string) chromedp.Action[chromedp.Void] {
 }
 
 // TextOf waits for the element sel picks and returns its text.
-func TextOf(ctx context.Context, t *testing.T, sel string) string {
+func TextOf(ctx context.Context, t testutil.T, sel string) string {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

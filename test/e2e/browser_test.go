@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tensorstackv1beta1 "github.com/accelstack/accelstack/api/tensorstack/v1beta1"
+	"github.com/accelstack/accelstack/pkg/console"
 	"github.com/accelstack/accelstack/pkg/notebook"
 	"github.com/accelstack/accelstack/test/browser"
 	"github.com/accelstack/accelstack/test/cluster"
@@ -24,8 +25,9 @@ const helloNotebook = `{"type":"notebook","content":{"cells":[{"cell_type":"code
 // a Project their group is a member of through the gateway the local
 // cluster installs, logs in at the form Hydra sends them to, sees
 // Jupyter, runs a cell on a kernel (over the gateway's WebSocket) and
-// reads its output; another Project's Notebook answers 403. The
-// screenshots are those of docs/access.md.
+// reads its output, then runs a command in the Build Console's terminal
+// of the Notebook's pod; another Project's Notebook answers 403. The
+// screenshots are those of docs/access.md and docs/console.md.
 func TestBrowserOpensNotebook(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -90,6 +92,19 @@ func TestBrowserOpensNotebook(t *testing.T) {
 		t.Errorf("the cell's output: %q, %v; want 42", out, err)
 	}
 	browser.Screenshot(b, t, "notebook-cell")
+
+	// The Build Console's terminal of the Notebook's pod: a shell by the
+	// exec API over a WebSocket through the gateway, as the demo user.
+	pod := notebook.PodName(notebook.ObjectName(nb.UID))
+	browser.Do(b, t, "the pod's terminal in the Build Console", 2*time.Minute,
+		browser.Eval("window.onbeforeunload = null; true"),
+		chromedp.Navigate(cluster.GatewayURL+console.BuildPrefix+"projects/"+ns+"/pods/"+pod+"?tab=terminal"),
+		chromedp.WaitVisible(chromedp.CSS(`.terminal-state[data-state="open"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.terminal .xterm-rows`)),
+		chromedp.Click(chromedp.CSS(`.terminal .xterm-screen`)),
+		chromedp.KeyEvent("echo term-$((6*7))\r"),
+		browser.WaitTrue(`document.querySelector('.terminal .xterm-rows').innerText.includes('term-42')`))
+	browser.Screenshot(b, t, "console-terminal")
 
 	other := newNamespace(t)
 	browser.Do(b, t, "another namespace's Notebook", time.Minute,

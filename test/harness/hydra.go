@@ -14,10 +14,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // Hydra is an Ory Hydra (OpenID Connect provider) started for a test, on
@@ -55,7 +56,7 @@ type HydraOptions struct {
 // report ready, and stops it when the test ends. It runs with --dev, which
 // lets the issuer be http (and makes Hydra's cookies not Secure, with names
 // ending in _dev), and without telemetry.
-func StartHydra(t testing.TB, o HydraOptions) *Hydra {
+func StartHydra(t testutil.T, o HydraOptions) *Hydra {
 	t.Helper()
 	bin, err := Tool("hydra")
 	if err != nil {
@@ -171,7 +172,7 @@ type HydraClient struct {
 
 // CreateClient registers c through the admin API and returns it with the
 // ID and secret Hydra holds.
-func (h *Hydra) CreateClient(t testing.TB, c HydraClient) HydraClient {
+func (h *Hydra) CreateClient(t testutil.T, c HydraClient) HydraClient {
 	t.Helper()
 	if c.Scope == "" {
 		c.Scope = "openid offline_access profile email groups"

@@ -13,10 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
+
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // LDAPUser is a user StartLDAP puts in the directory.
@@ -65,7 +66,7 @@ func slapdBinary(name string) (string, error) {
 // StartLDAP starts slapd on a free loopback port, with an mdb database in
 // a temp dir holding users and their groups, and waits until it accepts a
 // bind. It runs as the test's user and is stopped when the test ends.
-func StartLDAP(t testing.TB, users ...LDAPUser) *LDAP {
+func StartLDAP(t testutil.T, users ...LDAPUser) *LDAP {
 	t.Helper()
 	slapd, err := slapdBinary("slapd")
 	if err != nil {

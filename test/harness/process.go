@@ -11,8 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
-	"testing"
 	"time"
+
+	"github.com/accelstack/accelstack/test/testutil"
 )
 
 // Process is a child process started by a test. Its output goes to a log file
@@ -51,7 +52,7 @@ func RunProcess(name, bin string, args []string, logPath string, env ...string) 
 
 // StartProcess is RunProcess for a test: the log goes to a test temp dir and
 // is printed if the test fails, and t.Cleanup stops the process.
-func StartProcess(t testing.TB, name, bin string, args []string, env ...string) *Process {
+func StartProcess(t testutil.T, name, bin string, args []string, env ...string) *Process {
 	t.Helper()
 	p, err := RunProcess(name, bin, args, filepath.Join(t.TempDir(), name+".log"), env...)
 	if err != nil {
@@ -164,7 +165,7 @@ func FreePort() (int, error) {
 }
 
 // freePort is FreePort for a test.
-func freePort(t testing.TB) int {
+func freePort(t testutil.T) int {
 	t.Helper()
 	port, err := FreePort()
 	if err != nil {

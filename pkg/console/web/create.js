@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks';
 import { dump, load } from 'js-yaml';
 import { createObject } from './api.js';
-import { FieldsForm, forms, SecretForm, secretWithData } from './forms.js';
+import { FieldsForm, fieldCauses } from './fields.js';
+import { forms, SecretForm, secretWithData } from './forms.js';
 import { template } from './kinds.js';
 import { ErrorBox, html, Link, navigate, toast } from './ui.js';
 
@@ -22,13 +23,25 @@ export function checkObject(kind, project, obj) {
 }
 
 // Causes lists the fields the API server names in a refusal.
-function Causes({ error }) {
-  const causes = (error && error.details && error.details.causes) || [];
+function Causes({ causes }) {
   if (!causes.length) return null;
   return html`<ul class="causes">${causes.map((c) => html`<li><code>${c.field || ''}</code> ${c.message}</li>`)}</ul>`;
 }
 
-
+// ImportButton reads a YAML or JSON file of the user's into the editor.
+function ImportButton({ onText, onError }) {
+  const read = async (e) => {
+    const file = e.target.files[0];
+    e.target.value = '';
+    if (!file) return;
+    if (file.size > 1 << 20) {
+      onError(new Error(`${file.name}: over 1 MiB`));
+      return;
+    }
+    onText(await file.text());
+  };
+  return html`<label class="button import">Import<input type="file" accept=".yaml,.yml,.json" onChange=${read} /></label>`;
+}
 
 export function CreatePage({ project, kind }) {
   const isSecret = kind.kind === 'Secret';
@@ -94,18 +107,26 @@ export function CreatePage({ project, kind }) {
       setBusy(false);
     }
   };
+  const causes = (error && error.details && error.details.causes) || [];
+  const split = mode === 'form' && forms[kind.kind] ? fieldCauses(forms[kind.kind], causes) : { byField: {}, rest: causes };
+  const imported = (t) => {
+    setError(null);
+    setText(t);
+    setMode('yaml');
+  };
   return html`<section class="create">
     <div class="title"><h1>Create ${kind.kind}</h1><span class="spacer"></span>
       ${hasForm && (mode === 'form'
         ? html`<button class="to-yaml" onClick=${toYAML}>Preview YAML</button>`
         : html`<button class="to-form" onClick=${toForm}>Form</button>`)}
+      <${ImportButton} onText=${imported} onError=${setError} />
       <${Link} class="button" to=${`projects/${encodeURIComponent(project)}/${kind.key}`}>Cancel<//></div>
     ${mode === 'form'
       ? isSecret
         ? html`<${SecretForm} obj=${obj} setObj=${setObj} values=${values} setValues=${setValues} />`
-        : html`<${FieldsForm} fields=${forms[kind.kind]} project=${project} obj=${obj} setObj=${setObj} />`
+        : html`<${FieldsForm} fields=${forms[kind.kind]} project=${project} obj=${obj} setObj=${setObj} errors=${split.byField} />`
       : html`<textarea class="yaml-editor" spellcheck="false" aria-label="YAML" value=${text} onInput=${(e) => setText(e.target.value)}></textarea>`}
-    <div role="alert" class="submit-error">${error && html`<${ErrorBox} error=${error} /><${Causes} error=${error} />`}</div>
+    <div role="alert" class="submit-error">${error && html`<${ErrorBox} error=${error} /><${Causes} causes=${split.rest} />`}</div>
     <div class="buttons">
       <button class="check" disabled=${busy} onClick=${() => submit(true)}>Check (dry run)</button>
       <button class="create primary" disabled=${busy} onClick=${() => submit(false)}>Create</button>

@@ -111,6 +111,18 @@ function YAMLView({ o }) {
   return html`<pre class="yaml">${dump(clean, { noRefs: true, lineWidth: -1 })}</pre>`;
 }
 
+// Lazy renders the export name of module once loaded: the terminal's
+// module and xterm.js load only when a terminal opens.
+function Lazy({ module, name, ...props }) {
+  const [Component, setComponent] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    import(module).then((m) => setComponent(() => m[name]), setError);
+  }, [module, name]);
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  return Component ? html`<${Component} ...${props} />` : html`<${Loading} what="the terminal" />`;
+}
+
 export function DetailPage({ project, kind, name, params }) {
   const { items, loading, error } = useList([kind], project, { fieldSelector: `metadata.name=${name}` });
   const o = items[0];
@@ -122,6 +134,7 @@ export function DetailPage({ project, kind, name, params }) {
   const tabs = [['overview', 'Overview']];
   if (kind.pods && kind.pods !== 'self') tabs.push(['pods', 'Pods']);
   if (kind.pods) tabs.push(['logs', 'Logs']);
+  if (kind.pods === 'self') tabs.push(['terminal', 'Terminal']);
   tabs.push(['yaml', 'YAML']);
   const head = html`<div class="title"><h1><span class="muted">${kind.kind}</span> ${name}</h1><span class="spacer"></span>
     ${o && html`<${RowActions} kind=${kind} o=${o} project=${project} />`}</div>`;
@@ -134,6 +147,7 @@ export function DetailPage({ project, kind, name, params }) {
       <h2>Events</h2><${Events} project=${project} fieldSelector=${`involvedObject.name=${name},involvedObject.kind=${kind.kind}`} />`}
     ${tab === 'pods' && html`<${Pods} project=${project} pods=${pods} loading=${podsList.loading} base=${base} />`}
     ${tab === 'logs' && html`<${Logs} project=${project} pods=${pods} params=${params} base=${base} />`}
+    ${tab === 'terminal' && html`<${Lazy} module="./terminal.js" name="PodTerminal" project=${project} pod=${o} />`}
     ${tab === 'yaml' && html`<${YAMLView} o=${o} />`}
   </section>`;
 }

@@ -1,96 +1,15 @@
-// The create forms: each kind's form is a list of fields, each reading and
-// writing one part of the object that the YAML preview shows. A field is
-// {name, label, type, path} (path: the keys to the value) or, where one
-// input sets several parts, {get(obj), set(obj, value)} instead of path.
-// Types: text, number, select (options), checkbox, object (a name of the
-// project's objects of kind, optionally picked by labelSelector; multiple
-// for several), textarea.
-import { useList } from './api.js';
-import { byKey } from './kinds.js';
+// The create forms of the kinds that have one, as lists of fields
+// (fields.js), and the platform's typed Secrets.
+import * as dataCube from './datacube.js';
+import { apiField, at, oneLine, put } from './fields.js';
 import { html } from './ui.js';
-
-// at returns the value at path of obj.
-export function at(obj, path) {
-  let v = obj;
-  for (const k of path) {
-    if (v == null) return undefined;
-    v = v[k];
-  }
-  return v;
-}
-
-// put sets the value at path of obj, making what is missing on the way;
-// an empty value removes the key.
-export function put(obj, path, value) {
-  let v = obj;
-  for (let i = 0; i < path.length - 1; i++) {
-    if (v[path[i]] == null) v[path[i]] = typeof path[i + 1] === 'number' ? [] : {};
-    v = v[path[i]];
-  }
-  const last = path[path.length - 1];
-  if (value === '' || value === undefined || value === null || value === false || (Array.isArray(value) && !value.length)) delete v[last];
-  else v[last] = value;
-}
-
-const get = (f, obj) => (f.get ? f.get(obj) : at(obj, f.path));
-
-// oneLine refuses what would break the line-based formats some values end
-// up in (.s3cfg, a command line).
-export function oneLine(label, v) {
-  if (/[\r\n]/.test(v)) throw new Error(`${label}: one line, please`);
-  return v;
-}
 
 const container = ['spec', 'template', 'spec', 'containers', 0];
 const limit = (name) => [...container, 'resources', 'limits', name];
 
-function ObjectSelect({ f, project, value, onChange }) {
-  const { items } = useList([byKey[f.kind]], project, { labelSelector: f.labelSelector || '' });
-  const names = items.map((o) => o.metadata.name).sort();
-  if (f.multiple) {
-    return html`<select multiple name=${f.name} onChange=${(e) => onChange([...e.target.selectedOptions].map((o) => o.value))}>
-      ${names.map((n) => html`<option value=${n} selected=${(value || []).includes(n)}>${n}</option>`)}</select>`;
-  }
-  return html`<select name=${f.name} value=${value || ''} onChange=${(e) => onChange(e.target.value)}>
-    <option value="">${f.none || 'None'}</option>${names.map((n) => html`<option value=${n}>${n}</option>`)}</select>`;
-}
-
-// FieldsForm renders fields over obj, giving setObj a changed copy on
-// every edit.
-export function FieldsForm({ fields, obj, setObj, project }) {
-  const change = (f, value) => {
-    const next = structuredClone(obj);
-    if (f.set) f.set(next, value);
-    else put(next, f.path, value);
-    setObj(next);
-  };
-  const input = (f) => {
-    const value = get(f, obj);
-    switch (f.type) {
-      case 'number':
-        return html`<input type="number" min=${f.min ?? 0} name=${f.name} value=${value ?? ''} onInput=${(e) => change(f, e.target.value === '' ? '' : Number(e.target.value))} />`;
-      case 'select':
-        return html`<select name=${f.name} value=${value ?? ''} onChange=${(e) => change(f, e.target.value)}>${f.options.map(([v, l]) => html`<option value=${v}>${l}</option>`)}</select>`;
-      case 'checkbox':
-        return html`<input type="checkbox" name=${f.name} checked=${!!value} onChange=${(e) => change(f, e.target.checked)} />`;
-      case 'object':
-        return html`<${ObjectSelect} f=${f} project=${project} value=${value} onChange=${(v) => change(f, v)} />`;
-      case 'textarea':
-        return html`<textarea name=${f.name} rows="4" value=${value ?? ''} onInput=${(e) => change(f, e.target.value)}></textarea>`;
-      default:
-        return html`<input name=${f.name} required=${!!f.required} placeholder=${f.placeholder || ''} value=${value ?? ''} onInput=${(e) => change(f, e.target.value)} />`;
-    }
-  };
-  return html`<form class="form" onSubmit=${(e) => e.preventDefault()}>
-    ${fields.filter((f) => !f.when || f.when(obj)).map((f) => f.type === 'checkbox'
-      ? html`<label class="check">${input(f)} ${f.label}</label>`
-      : html`<label>${f.label}${f.hint && html` <span class="muted">${f.hint}</span>`} ${input(f)}</label>`)}
-  </form>`;
-}
-
 const name = { name: 'name', label: 'Name', path: ['metadata', 'name'], required: true };
 const queue = {
-  name: 'queue', label: 'Queue of the T9k Scheduler', hint: '(empty: the default scheduler)',
+  name: 'queue', label: 'Queue of the T9k Scheduler', hint: '(empty: the default scheduler)', api: /^spec\.scheduler/,
   get: (o) => at(o, ['spec', 'scheduler', 't9kScheduler', 'queue']),
   set: (o, v) => { if (v) o.spec.scheduler = { t9kScheduler: { queue: v } }; else delete o.spec.scheduler; },
 };
@@ -100,19 +19,29 @@ const queue = {
 function replicaField(f, path) {
   return {
     ...f,
+    api: apiField(['spec', 'replicaSpecs', 0, ...path]),
     get: (o) => at(o.spec.replicaSpecs[0], path),
     set: (o, v) => o.spec.replicaSpecs.forEach((r) => put(r, path, v)),
+  };
+}
+
+// commandField is a container's command, run by sh -c; containers(o) are
+// the containers it sets (each replica's alike in a job).
+function commandField(containers, api) {
+  return {
+    name: 'command', label: 'Command', hint: '(run by sh -c)', api,
+    get: (o) => {
+      const c = containers(o)[0].command || [];
+      return c[0] === 'sh' && c[1] === '-c' ? c[2] : c.join(' ');
+    },
+    set: (o, v) => containers(o).forEach((c) => put(c, ['command'], v ? ['sh', '-c', v] : '')),
   };
 }
 
 const jobFields = [
   name,
   replicaField({ name: 'image', label: 'Image', required: true }, ['template', 'spec', 'containers', 0, 'image']),
-  {
-    name: 'command', label: 'Command', hint: '(run by sh -c)',
-    get: (o) => (at(o.spec.replicaSpecs[0], ['template', 'spec', 'containers', 0, 'command']) || [])[2] || '',
-    set: (o, v) => o.spec.replicaSpecs.forEach((r) => put(r, ['template', 'spec', 'containers', 0, 'command'], v ? ['sh', '-c', v] : '')),
-  },
+  commandField((o) => o.spec.replicaSpecs.map((r) => r.template.spec.containers[0]), apiField(['spec', 'replicaSpecs', 0, 'template', 'spec', 'containers', 0, 'command'])),
   replicaField({ name: 'cpu', label: 'CPU per replica' }, ['template', 'spec', 'containers', 0, 'resources', 'limits', 'cpu']),
   replicaField({ name: 'memory', label: 'Memory per replica' }, ['template', 'spec', 'containers', 0, 'resources', 'limits', 'memory']),
   replicaField({ name: 'gpu', label: 'GPUs per replica (nvidia.com/gpu)' }, ['template', 'spec', 'containers', 0, 'resources', 'limits', 'nvidia.com/gpu']),
@@ -186,6 +115,15 @@ export const forms = {
     },
     { name: 'storageClass', label: 'Storage class', hint: '(empty: the default)', path: ['spec', 'storageClassName'] },
   ],
+  Pod: [
+    name,
+    { name: 'image', label: 'Image', path: ['spec', 'containers', 0, 'image'], required: true },
+    commandField((o) => [o.spec.containers[0]], apiField(['spec', 'containers', 0, 'command'])),
+    { name: 'cpu', label: 'CPU', path: ['spec', 'containers', 0, 'resources', 'limits', 'cpu'] },
+    { name: 'memory', label: 'Memory', path: ['spec', 'containers', 0, 'resources', 'limits', 'memory'] },
+    { name: 'gpu', label: 'GPUs (nvidia.com/gpu)', path: ['spec', 'containers', 0, 'resources', 'limits', 'nvidia.com/gpu'] },
+  ],
+  DataCube: [name, ...dataCube.fields],
   StorageShim: [
     name,
     { name: 'uri', label: 'S3 URI', placeholder: 's3://bucket/path', path: ['spec', 's3', 'uri'], required: true },

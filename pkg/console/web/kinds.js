@@ -68,6 +68,10 @@ export function template(kind, ns) {
       return { ...base, spec: {} };
     case 'PersistentVolumeClaim':
       return { ...base, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    case 'Pod':
+      return { ...base, spec: { containers: [{ name: 'main', image: '', command: ['sh', '-c', 'sleep infinity'] }] } };
+    case 'DataCube':
+      return { ...base, spec: { source: { type: 's3' }, sink: { type: 'pvc', pvc: { name: '' } } } };
     case 'StorageShim':
       return { ...base, spec: { type: 's3', s3: { uri: '', secretRef: { name: '' } } } };
     case 'ConfigMap':

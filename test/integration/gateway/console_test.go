@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +139,7 @@ func consoleTests(t *testing.T, e *env, gw *httptest.Server) {
 			return apierrors.IsNotFound(err), "", client.IgnoreNotFound(err)
 		})
 	})
-	t.Run("the forms of a volume, an S3 Secret, a StorageShim and a PyTorchTrainingJob", func(t *testing.T) {
+	t.Run("the forms of a volume, an S3 Secret, a StorageShim, a PyTorchTrainingJob, a DataCube and a Pod", func(t *testing.T) {
 		create := func(what, kind string, steps ...chromedp.Action[chromedp.Void]) {
 			t.Helper()
 			open := []chromedp.Action[chromedp.Void]{
@@ -222,6 +224,90 @@ func consoleTests(t *testing.T, e *env, gw *httptest.Server) {
 				t.Errorf("replica spec %v", r)
 			}
 		}
+		t.Run("a refused value shows next to its field", func(t *testing.T) {
+			chromium.Do(b, t, "a volume with a bad name", time.Minute,
+				chromedp.Navigate(base+"projects/team-a/persistentvolumeclaims/-/create"),
+				chromedp.WaitVisible(chromedp.CSS(`input[name="name"]`)),
+				chromium.SetValue(`input[name="name"]`, "Bad_Name"),
+				chromedp.Click(chromedp.CSS(`button.check`)),
+				chromedp.WaitVisible(chromedp.CSS(`.field-error[data-field="name"]`)))
+			if got := chromium.TextOf(b, t, `label.invalid .field-error[data-field="name"]`); !strings.Contains(got, "RFC 1123") {
+				t.Errorf("the name's error says %q, want the API server's message", got)
+			}
+			chromium.Screenshot(b, t, "console-field-error")
+		})
+
+		// A DataCube from S3 to the volume, then turned into an upload:
+		// the credentials are references to an S3-env Secret's keys.
+		s3env := &corev1.Secret{}
+		s3env.Namespace, s3env.Name = "team-a", "s3env"
+		s3env.Labels = map[string]string{"tensorstack.dev/resource": "s3-env"}
+		s3env.StringData = map[string]string{"endpoint": "http://s3:9000", "accessKeyID": "a", "secretAccessKey": "s"}
+		if err := e.c.Create(ctx, s3env); err != nil {
+			t.Fatal(err)
+		}
+		create("a DataCube", "datacubes",
+			chromium.SetValue(`input[name="name"]`, "fetch"),
+			chromium.SetValue(`input[name="s3Uri"]`, "s3://models/llm/"),
+			chromium.WaitTrue(`[...document.querySelector('select[name="s3Secret"]').options].some(o => o.value === 's3env')`),
+			chromium.SetValue(`select[name="s3Secret"]`, "s3env"),
+			chromium.WaitTrue(`[...document.querySelector('select[name="pvc"]').options].some(o => o.value === 'data')`),
+			chromium.SetValue(`select[name="pvc"]`, "data"),
+			chromium.SetValue(`input[name="subPath"]`, "llm"),
+			chromium.SetValue(`select[name="direction"]`, "upload"))
+		cube := &unstructured.Unstructured{}
+		cube.SetAPIVersion("tensorstack.dev/v1beta1")
+		cube.SetKind("DataCube")
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "fetch"}, cube); err != nil {
+			t.Fatal(err)
+		}
+		source, _, _ := unstructured.NestedMap(cube.Object, "spec", "source")
+		sink, _, _ := unstructured.NestedMap(cube.Object, "spec", "sink")
+		if fmt.Sprint(source) != "map[pvc:map[name:data subPath:llm] type:pvc]" {
+			t.Errorf("the DataCube's source: %v", source)
+		}
+		if want := "map[options:[map[name:s3-uri value:s3://models/llm/] " +
+			"map[name:s3-endpoint valueFrom:map[secretKeyRef:map[key:endpoint name:s3env]]] " +
+			"map[name:s3-access-key-id valueFrom:map[secretKeyRef:map[key:accessKeyID name:s3env]]] " +
+			"map[name:s3-secret-access-key valueFrom:map[secretKeyRef:map[key:secretAccessKey name:s3env]]]] type:s3]"; fmt.Sprint(sink) != want {
+			t.Errorf("the DataCube's sink:\n%v\nwant\n%s", sink, want)
+		}
+
+		create("a Pod", "pods",
+			chromium.SetValue(`input[name="name"]`, "debug"),
+			chromium.SetValue(`input[name="image"]`, "busybox:1"),
+			chromium.SetValue(`input[name="cpu"]`, "1"))
+		var pod corev1.Pod
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "debug"}, &pod); err != nil {
+			t.Fatal(err)
+		}
+		if c := pod.Spec.Containers[0]; c.Image != "busybox:1" || fmt.Sprint(c.Command) != "[sh -c sleep infinity]" || c.Resources.Limits.Cpu().String() != "1" {
+			t.Errorf("the Pod the form made: %+v", c)
+		}
+		// No kubelet runs here: the pod stays Pending, and its terminal
+		// says why it cannot open (the end-to-end tier opens one).
+		chromium.Do(b, t, "the Pod's terminal tab", time.Minute,
+			chromedp.Navigate(base+"projects/team-a/pods/debug?tab=terminal"),
+			chromium.WaitTrue(`document.querySelector('section.detail').innerText.includes('a terminal needs a running container')`))
+
+		t.Run("import a file into the YAML editor", func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "settings.yaml")
+			if err := os.WriteFile(file, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {lr: \"0.1\"}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			chromium.Do(b, t, "importing settings.yaml", time.Minute,
+				chromedp.Navigate(base+"projects/team-a/configmaps/-/create"),
+				chromedp.WaitVisible(chromedp.CSS(`label.import`)),
+				chromedp.SetUploadFiles(chromedp.CSS(`label.import input[type="file"]`), []string{file}),
+				chromium.WaitTrue(`(document.querySelector('textarea.yaml-editor') || {}).value?.includes('name: settings')`),
+				chromedp.Click(chromedp.CSS(`button.create`)),
+				chromedp.WaitVisible(chromedp.CSS(`section.detail table.info`)))
+			var cm corev1.ConfigMap
+			if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "settings"}, &cm); err != nil || cm.Data["lr"] != "0.1" {
+				t.Errorf("the imported ConfigMap: %v %v", cm.Data, err)
+			}
+		})
+
 		chromium.Do(b, t, "the Job list", time.Minute,
 			chromedp.Navigate(base+"projects/team-a/jobs"),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-name="ddp"]`)))
