@@ -122,18 +122,53 @@ const sleep = (ms, signal) =>
   });
 
 // multiplexed tells whether the page came over HTTP/2 or HTTP/3, where its
-// watches share a connection. Over HTTP/1.1 (a proxy in front of the
-// gateway that speaks nothing else), a browser opens at most six
-// connections to a host and a watch holds one: the lists then poll.
+// watches share one connection as streamed responses. Over HTTP/1.1 (the
+// gateway's own), a browser opens at most six connections to a host and a
+// streamed watch would hold one: there the watches go over WebSockets,
+// which that limit does not count (the API server sends one event a
+// message). Where no WebSocket gets through (a proxy in front that passes
+// no upgrades), the lists poll.
 const multiplexed = /^h[23]/.test((performance.getEntriesByType('navigation')[0] || {}).nextHopProtocol || '');
 const pollInterval = 5000;
+
+// NoSocket is a watch's WebSocket that never opened.
+class NoSocket extends Error {}
+
+// socketEvents calls onEvent for each event of a watch served over a
+// WebSocket, until signal aborts or the socket closes.
+function socketEvents(path, signal, onEvent) {
+  return new Promise((resolve, reject) => {
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(`${scheme}//${location.host}${cfg.kubernetesPath}${path}`);
+    ws.binaryType = 'arraybuffer';
+    const decoder = new TextDecoder();
+    let opened = false;
+    let failed = null;
+    const abort = () => ws.close();
+    signal.addEventListener('abort', abort, { once: true });
+    ws.onopen = () => { opened = true; };
+    ws.onmessage = (e) => {
+      try {
+        onEvent(JSON.parse(typeof e.data === 'string' ? e.data : decoder.decode(e.data)));
+      } catch (err) {
+        failed = err;
+        ws.close();
+      }
+    };
+    ws.onclose = () => {
+      signal.removeEventListener('abort', abort);
+      if (failed) reject(failed);
+      else if (opened || signal.aborted) resolve();
+      else reject(new NoSocket('the watch\'s WebSocket did not open'));
+    };
+  });
+}
 
 // watchList keeps onState({items, loading, error}) current with the
 // objects of kind in ns that opts' selectors pick: one list, served by
 // the API server's watch cache, then a watch, resumed from the last
 // version seen, and listed anew only when the API server has forgotten
-// that version (over HTTP/1.1, a list every few seconds instead). It
-// returns the function that stops it.
+// that version. It returns the function that stops it.
 export function watchList(kind, ns, opts, onState) {
   const ctl = new AbortController();
   const { signal } = ctl;
@@ -144,6 +179,7 @@ export function watchList(kind, ns, opts, onState) {
   (async () => {
     let rv = '';
     let backoff = 1000;
+    let transport = multiplexed ? 'stream' : 'socket';
     while (!signal.aborted) {
       try {
         if (!rv) {
@@ -157,15 +193,13 @@ export function watchList(kind, ns, opts, onState) {
           rv = list.metadata.resourceVersion;
           publish();
         }
-        if (!multiplexed) {
+        if (transport === 'poll') {
           await sleep(pollInterval, signal);
           rv = '';
           continue;
         }
         let gone = false;
-        await streamLines(apiPath(kind, ns) + query({ ...selectors, watch: '1', resourceVersion: rv, allowWatchBookmarks: 'true' }), signal, (line) => {
-          if (!line.trim()) return;
-          const ev = JSON.parse(line);
+        const onEvent = (ev) => {
           if (ev.type === 'ERROR') {
             if (ev.object && ev.object.code === 410) gone = true;
             return;
@@ -175,11 +209,18 @@ export function watchList(kind, ns, opts, onState) {
           if (ev.type === 'DELETED') items.delete(ev.object.metadata.uid);
           else items.set(ev.object.metadata.uid, ev.object);
           publish();
-        });
+        };
+        const path = apiPath(kind, ns) + query({ ...selectors, watch: '1', resourceVersion: rv, allowWatchBookmarks: 'true' });
+        if (transport === 'stream') await streamLines(path, signal, (line) => line.trim() && onEvent(JSON.parse(line)));
+        else await socketEvents(path, signal, onEvent);
         if (gone) rv = '';
         backoff = 1000;
       } catch (err) {
         if (signal.aborted) return;
+        if (err instanceof NoSocket) {
+          transport = 'poll';
+          continue;
+        }
         if (err instanceof ApiError && err.status === 410) rv = '';
         publish(err);
         await sleep(backoff, signal);

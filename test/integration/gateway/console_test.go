@@ -89,10 +89,17 @@ func consoleTests(t *testing.T, e *env, gw *httptest.Server) {
 	}
 	chromium.Screenshot(b, t, "console-notebook-detail")
 
-	// A change made elsewhere shows on the open list.
+	// A change made elsewhere shows on the open list, by the list's watch
+	// (a WebSocket through the gateway, which serves HTTP/1.1): the page
+	// lists the Notebooks no second time.
 	chromium.Do(b, t, "back to the list", time.Minute,
 		chromedp.Click(chromedp.CSS(`nav.side a[href$="/team-a/notebooks"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-name="lab2"]`)))
+	lists := `performance.getEntriesByType('resource').filter(e => /\/namespaces\/team-a\/notebooks\?.*resourceVersion=0/.test(e.name)).length`
+	listed, err := chromedp.Run(b, chromedp.Evaluate[int](lists))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "nb"}, &nb); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +109,9 @@ func consoleTests(t *testing.T, e *env, gw *httptest.Server) {
 	}
 	chromium.Do(b, t, "the list following the Notebook's phase", time.Minute,
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-name="nb"] .phase.ok`)))
+	if again, err := chromedp.Run(b, chromedp.Evaluate[int](lists)); err != nil || again != listed {
+		t.Errorf("the page listed the Notebooks %d times before the change and %d after (%v): the change came by a list, not the watch", listed, again, err)
+	}
 	chromium.Screenshot(b, t, "console-notebooks")
 
 	t.Run("YAML of another project is refused before it is sent", func(t *testing.T) {
