@@ -2,9 +2,9 @@
 // get, describe, delete, and for jobs and workflow runs logs and wait,
 // under the kind's name or its short name (t9k pj get), with kubectl's
 // connection flags and output formats, and the platform's -p/--project;
-// beside them the kinds' own verbs (queue open and close, mls set-canary
-// and delete-release, wt start, smls create, project create) and create
-// -f and delete -f. get is kubectl's own get over the kind's resource, so
+// beside them the kinds' own verbs (queue open, close, grant, revoke and
+// grants, mls set-canary and delete-release, wt start, smls create,
+// project create) and create -f and delete -f. get is kubectl's own get over the kind's resource, so
 // its tables are the kinds' printer columns and every kubectl output
 // format works.
 package t9kcli
@@ -133,6 +133,8 @@ func (o *options) kindCommand(k kind) *cobra.Command {
 		cmd.AddCommand(o.createSimpleCommand())
 	case "project":
 		cmd.AddCommand(o.createProjectCommand())
+	case "queue":
+		cmd.AddCommand(o.queueGrantCommands()...)
 	}
 	for _, verb := range k.verbs {
 		switch verb {

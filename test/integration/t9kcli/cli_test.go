@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -124,6 +125,37 @@ func TestCLI(t *testing.T) {
 		c.mustRun("queue", "open", "gpu")
 		if err := admin.Get(ctx, client.ObjectKey{Name: "gpu"}, q); err != nil || q.Spec.Closed {
 			t.Fatalf("after t9k queue open: closed %t (%v)", q.Spec.Closed, err)
+		}
+
+		// A grant is RBAC the API server enforces: alice may use the
+		// queue once granted, and no more once revoked.
+		mayUse := func(user string) bool {
+			t.Helper()
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "scheduler.tensorstack.dev", Resource: "queues", Name: "gpu", Verb: "use"}}}
+			if err := admin.Create(ctx, sar); err != nil {
+				t.Fatal(err)
+			}
+			return sar.Status.Allowed
+		}
+		if out := c.mustRun("queue", "grant", "gpu", "--user", "alice", "--group", "vision"); !strings.Contains(out, `queue "gpu" granted to user alice, group vision`) {
+			t.Errorf("t9k queue grant: %q", out)
+		}
+		if !mayUse("alice") {
+			t.Error("alice may not use the queue she was granted")
+		}
+		if out := c.mustRun("queue", "grants", "gpu"); !strings.Contains(out, "User") || !strings.Contains(out, "alice") || !strings.Contains(out, "vision") {
+			t.Errorf("t9k queue grants:\n%s", out)
+		}
+		c.mustRun("queue", "revoke", "gpu", "--user", "alice")
+		if mayUse("alice") {
+			t.Error("alice may still use the queue after the revoke")
+		}
+		if _, _, err := c.run("", "queue", "grant", "gpus", "--user", "alice"); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("a grant of a queue that does not exist: %v", err)
+		}
+		if _, _, err := c.run("", "queue", "grant", "gpu"); err == nil || !strings.Contains(err.Error(), "--user or --group") {
+			t.Errorf("a grant to no one: %v", err)
 		}
 	})
 
