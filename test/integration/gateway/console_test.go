@@ -298,7 +298,7 @@ func consoleTests(t *testing.T, e *env, gw *httptest.Server) {
 		// says why it cannot open (the end-to-end tier opens one).
 		chromium.Do(b, t, "the Pod's terminal tab", time.Minute,
 			chromedp.Navigate(base+"projects/team-a/pods/debug?tab=terminal"),
-			chromium.WaitTrue(`document.querySelector('section.detail').innerText.includes('a terminal needs a running container')`))
+			chromium.WaitTrue(`document.body.innerText.includes('a terminal needs a running container')`))
 
 		t.Run("import a file into the YAML editor", func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "settings.yaml")
