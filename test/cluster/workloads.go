@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -136,6 +138,10 @@ func (c *Cluster) BuildWorkloadImages(ctx context.Context) error {
 // buildWorkloadImages builds the workload images that changed and returns
 // their archives.
 func (c *Cluster) buildWorkloadImages(ctx context.Context) ([]string, error) {
+	// On a new machine, nothing has made the image cache yet.
+	if err := os.MkdirAll(c.opts.ImageDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the image cache: %w", err)
+	}
 	cache := debianCache{dir: filepath.Join(harness.CacheDir(), "debian")}
 	var paths []string
 	for _, img := range workloadImages {

@@ -3,6 +3,7 @@ package t9kcli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,28 +130,27 @@ func TestCLI(t *testing.T) {
 
 		// A grant is RBAC the API server enforces: alice may use the
 		// queue once granted, and no more once revoked.
-		mayUse := func(user string) bool {
+		// The API server's authorizer sees a new binding a moment later.
+		awaitUse := func(user string, want bool) {
 			t.Helper()
-			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "scheduler.tensorstack.dev", Resource: "queues", Name: "gpu", Verb: "use"}}}
-			if err := admin.Create(ctx, sar); err != nil {
-				t.Fatal(err)
-			}
-			return sar.Status.Allowed
+			testutil.Eventually(ctx, t, 30*time.Second, fmt.Sprintf("%s may use queue gpu: %t", user, want), func() (bool, string, error) {
+				sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+					ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "scheduler.tensorstack.dev", Resource: "queues", Name: "gpu", Verb: "use"}}}
+				if err := admin.Create(ctx, sar); err != nil {
+					return false, "", err
+				}
+				return sar.Status.Allowed == want, fmt.Sprintf("allowed %t (%s)", sar.Status.Allowed, sar.Status.Reason), nil
+			})
 		}
 		if out := c.mustRun("queue", "grant", "gpu", "--user", "alice", "--group", "vision"); !strings.Contains(out, `queue "gpu" granted to user alice, group vision`) {
 			t.Errorf("t9k queue grant: %q", out)
 		}
-		if !mayUse("alice") {
-			t.Error("alice may not use the queue she was granted")
-		}
+		awaitUse("alice", true)
 		if out := c.mustRun("queue", "grants", "gpu"); !strings.Contains(out, "User") || !strings.Contains(out, "alice") || !strings.Contains(out, "vision") {
 			t.Errorf("t9k queue grants:\n%s", out)
 		}
 		c.mustRun("queue", "revoke", "gpu", "--user", "alice")
-		if mayUse("alice") {
-			t.Error("alice may still use the queue after the revoke")
-		}
+		awaitUse("alice", false)
 		if _, _, err := c.run("", "queue", "grant", "gpus", "--user", "alice"); err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Errorf("a grant of a queue that does not exist: %v", err)
 		}
