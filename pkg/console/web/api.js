@@ -211,10 +211,18 @@ export function watchList(kind, ns, opts, onState) {
           publish();
         };
         const path = apiPath(kind, ns) + query({ ...selectors, watch: '1', resourceVersion: rv, allowWatchBookmarks: 'true' });
+        const started = Date.now();
         if (transport === 'stream') await streamLines(path, signal, (line) => line.trim() && onEvent(JSON.parse(line)));
         else await socketEvents(path, signal, onEvent);
         if (gone) rv = '';
-        backoff = 1000;
+        // A watch that ends at once (a proxy that closes it) is retried
+        // later and later, not at once.
+        if (Date.now() - started < 1000) {
+          await sleep(backoff, signal);
+          backoff = Math.min(backoff * 2, 30000);
+        } else {
+          backoff = 1000;
+        }
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof NoSocket) {

@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -97,7 +96,7 @@ func run(ctx context.Context, jobs, runs int) error {
 			t9k: []string{"version"}, kubec: []string{"version", "--client"}},
 	}
 	fmt.Printf("t9k beside kubectl %s on envtest, %d runs of each command, the tools taking turns; wall time of the process, with a fresh discovery cache each run. "+
-		"t9k runs with the kubeconfig, as kubectl, and through the gateway with a password login's token (t9k config auth).\n\n", kubectlVersion(kubectl), runs)
+		"t9k runs with the kubeconfig, as kubectl, and through the gateway with a password login's token (t9k config auth).\n\n", harness.KubectlVersion(kubectl), runs)
 	fmt.Println("| command | t9k median | t9k p90 | kubectl median | kubectl p90 | kubectl ÷ t9k (median) | target | t9k through the gateway, median | p90 |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	direct := []string{"--kubeconfig", cp.KubeconfigPath}
@@ -238,20 +237,6 @@ func timed(bin string, args, conn []string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s %v: %w\n%s", filepath.Base(bin), args, err, out)
 	}
 	return time.Since(start), nil
-}
-
-// kubectlVersion is kubectl's client version.
-func kubectlVersion(kubectl string) string {
-	out, err := exec.Command(kubectl, "version", "--client", "-o", "yaml").Output()
-	if err != nil {
-		return "(version unknown)"
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "  gitVersion: "); ok {
-			return v
-		}
-	}
-	return "(version unknown)"
 }
 
 // ms is d in milliseconds.

@@ -127,7 +127,7 @@ func run(ctx context.Context, p *testutil.Program, jobs, runs int) error {
 	ratio := float64(cm) / float64(km)
 	fmt.Printf("The Build Console's Job list in headless Chromium (%s) through the gateway beside kubectl get pj -A (%s) on envtest, %d PyTorchTrainingJobs in one project, %d runs each in turns. "+
 		"The console: from the navigation's start until the first page of rows and the count of all jobs are shown and the page is free (its assets revalidated from the browser's cache); kubectl: the process's wall time with a warm discovery cache.\n\n",
-		browserVersion(b), kubectlVersion(kubectl), jobs, runs)
+		browserVersion(b), "kubectl "+harness.KubectlVersion(kubectl), jobs, runs)
 	fmt.Println("| list | console median | console p90 | kubectl median | kubectl p90 | console ÷ kubectl (median) | target |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	met := map[bool]string{true: "met", false: "not met"}[ratio <= 2]
@@ -251,15 +251,8 @@ func timed(bin string, args []string, want int) (time.Duration, error) {
 	return d, nil
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-
-func kubectlVersion(kubectl string) string {
-	out, err := exec.Command(kubectl, "version", "--client").Output()
-	if err != nil {
-		return "kubectl"
-	}
-	return "kubectl " + strings.TrimPrefix(strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0], "Client Version: ")
-}
+// ms is d in milliseconds.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
 
 func browserVersion(ctx context.Context) string {
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[string]("navigator.userAgent.match(/Chrome\\/[\\d.]+/)[0]"))
