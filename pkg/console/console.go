@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/accelstack/accelstack/pkg/gateway/gatewayapi"
@@ -22,7 +24,9 @@ import (
 // URLs.
 const BuildPrefix = gatewayapi.BuildConsolePath
 
-// staticDir is the path of the assets under a console's prefix.
+// staticDir is the path of the assets under a console's prefix; below it,
+// the assets' version (a digest of them all) and then their names, so that
+// browsers keep them (immutable) until the console changes.
 const staticDir = "static/"
 
 //go:embed web/index.html web/*.js web/*.css web/kinds.json web/vendor
@@ -66,11 +70,14 @@ type asset struct {
 	etag        string
 }
 
-// Handler serves a console: its assets under Prefix+"static/", and its
+// Handler serves a console: its assets under Prefix+"static/<version>/", and its
 // page at every other path under Prefix, where the front end routes.
 type Handler struct {
 	cfg    Config
 	assets map[string]asset
+	// static is the assets' path under Prefix: staticDir, their version
+	// and a slash.
+	static string
 	page   []byte
 	csp    string
 }
@@ -78,15 +85,18 @@ type Handler struct {
 // importMapMark is where the page template takes the import map.
 const importMapMark = "IMPORT-MAP"
 
-// importMap resolves the packages' bare names for the browser.
-var importMap = map[string]map[string]string{"imports": {
-	"preact":           "./" + staticDir + "vendor/preact.mjs",
-	"preact/hooks":     "./" + staticDir + "vendor/preact-hooks.mjs",
-	"htm":              "./" + staticDir + "vendor/htm.mjs",
-	"js-yaml":          "./" + staticDir + "vendor/js-yaml.mjs",
-	"@xterm/xterm":     "./" + staticDir + "vendor/xterm.mjs",
-	"@xterm/addon-fit": "./" + staticDir + "vendor/xterm-addon-fit.mjs",
-}}
+// importMap resolves the packages' bare names for the browser, under the
+// assets' path static.
+func importMap(static string) map[string]map[string]string {
+	return map[string]map[string]string{"imports": {
+		"preact":           "./" + static + "vendor/preact.mjs",
+		"preact/hooks":     "./" + static + "vendor/preact-hooks.mjs",
+		"htm":              "./" + static + "vendor/htm.mjs",
+		"js-yaml":          "./" + static + "vendor/js-yaml.mjs",
+		"@xterm/xterm":     "./" + static + "vendor/xterm.mjs",
+		"@xterm/addon-fit": "./" + static + "vendor/xterm-addon-fit.mjs",
+	}}
+}
 
 // NewHandler returns the handler of the console cfg describes.
 func NewHandler(cfg Config) (*Handler, error) {
@@ -113,6 +123,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the embedded assets: %w", err)
 	}
+	h.static = staticDir + h.version() + "/"
 	if err := h.render(sub); err != nil {
 		return nil, err
 	}
@@ -130,7 +141,7 @@ func (h *Handler) render(sub fs.FS) error {
 	if err != nil {
 		return fmt.Errorf("the page template: %w", err)
 	}
-	imports, err := json.Marshal(importMap)
+	imports, err := json.Marshal(importMap(h.static))
 	if err != nil {
 		return fmt.Errorf("the import map: %w", err)
 	}
@@ -140,7 +151,8 @@ func (h *Handler) render(sub fs.FS) error {
 	}
 	var page bytes.Buffer
 	err = tmpl.Execute(&page, map[string]any{
-		"Base": h.cfg.Prefix,
+		"Base":   h.cfg.Prefix,
+		"Static": h.static,
 		// JSON of the package's own making, in a script element the
 		// browser reads as data.
 		"Config": template.JS(config),
@@ -178,7 +190,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "same-origin")
-	if name, ok := strings.CutPrefix(rest, staticDir); ok {
+	if strings.HasPrefix(rest, staticDir) {
+		name, ok := strings.CutPrefix(rest, h.static)
+		if !ok { // another version's, or no version
+			http.NotFound(w, r)
+			return
+		}
 		h.serveAsset(w, r, name)
 		return
 	}
@@ -188,7 +205,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(h.page)
 }
 
-// serveAsset serves an embedded file, revalidated by its digest.
+// version is a digest of every asset's name and content.
+func (h *Handler) version() string {
+	names := slices.Sorted(maps.Keys(h.assets))
+	sum := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(sum, "%s %s\n", n, h.assets[n].etag)
+	}
+	return hex.EncodeToString(sum.Sum(nil))[:16]
+}
+
+// serveAsset serves an embedded file. Its path names the version of all
+// the assets, so a browser keeps it as long as it likes.
 func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
 	a, ok := h.assets[path.Clean(name)]
 	if !ok || path.Clean(name) != name {
@@ -197,7 +225,7 @@ func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request, name string
 	}
 	hdr := w.Header()
 	hdr.Set("ETag", a.etag)
-	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("Cache-Control", "public, max-age=31536000, immutable")
 	if r.Header.Get("If-None-Match") == a.etag {
 		w.WriteHeader(http.StatusNotModified)
 		return

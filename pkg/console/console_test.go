@@ -43,7 +43,7 @@ func TestPage(t *testing.T) {
 		if !strings.Contains(body, `<base href="/t9k/build-console/">`) || !strings.Contains(body, `"kubernetesPath":"/t9k/kubernetes"`) {
 			t.Errorf("GET %s: the page lacks its base or configuration:\n%s", p, body)
 		}
-		imports, _ := json.Marshal(importMap)
+		imports, _ := json.Marshal(importMap(h.static))
 		sum := sha256.Sum256(imports)
 		csp := w.Header().Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self' 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") || !strings.Contains(csp, "frame-ancestors 'none'") {
@@ -57,20 +57,25 @@ func TestPage(t *testing.T) {
 
 func TestAssets(t *testing.T) {
 	h := newHandler(t)
-	w := serve(h, http.MethodGet, BuildPrefix+"static/app.js")
+	app := BuildPrefix + h.static + "app.js"
+	w := serve(h, http.MethodGet, app)
 	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/javascript; charset=utf-8" || w.Header().Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("app.js: %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	// The path names the assets' version: a browser need not ask again.
+	if cc := w.Header().Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+		t.Errorf("app.js: Cache-Control %q, want immutable", cc)
 	}
 	etag := w.Header().Get("ETag")
 	if etag == "" {
 		t.Fatal("app.js has no ETag")
 	}
-	if w := serve(h, http.MethodGet, BuildPrefix+"static/app.js", "If-None-Match", etag); w.Code != http.StatusNotModified || w.Body.Len() != 0 {
+	if w := serve(h, http.MethodGet, app, "If-None-Match", etag); w.Code != http.StatusNotModified || w.Body.Len() != 0 {
 		t.Errorf("app.js with its ETag: %d, %d bytes; want 304", w.Code, w.Body.Len())
 	}
 	// Every package the import map names, and the stylesheets.
-	paths := []string{staticDir + "vendor/xterm.css", staticDir + "kinds.json", staticDir + "console.css"}
-	for _, target := range importMap["imports"] {
+	paths := []string{h.static + "vendor/xterm.css", h.static + "kinds.json", h.static + "console.css"}
+	for _, target := range importMap(h.static)["imports"] {
 		paths = append(paths, strings.TrimPrefix(target, "./"))
 	}
 	for _, p := range paths {
@@ -86,10 +91,13 @@ func TestRefused(t *testing.T) {
 		method, target string
 		code           int
 	}{
-		{http.MethodGet, BuildPrefix + "static/missing.js", http.StatusNotFound},
-		{http.MethodGet, BuildPrefix + "static/../index.html", http.StatusNotFound},
-		{http.MethodGet, BuildPrefix + "static/vendor//preact.mjs", http.StatusNotFound},
-		{http.MethodGet, BuildPrefix + "static/index.html", http.StatusNotFound},
+		{http.MethodGet, BuildPrefix + h.static + "missing.js", http.StatusNotFound},
+		{http.MethodGet, BuildPrefix + h.static + "../index.html", http.StatusNotFound},
+		{http.MethodGet, BuildPrefix + h.static + "vendor//preact.mjs", http.StatusNotFound},
+		{http.MethodGet, BuildPrefix + h.static + "index.html", http.StatusNotFound},
+		// Without the version, or with another one.
+		{http.MethodGet, BuildPrefix + "static/app.js", http.StatusNotFound},
+		{http.MethodGet, BuildPrefix + "static/0123456789abcdef/app.js", http.StatusNotFound},
 		{http.MethodGet, "/t9k/deploy-console/", http.StatusNotFound},
 		{http.MethodPost, BuildPrefix, http.StatusMethodNotAllowed},
 		{http.MethodGet, strings.TrimSuffix(BuildPrefix, "/"), http.StatusMovedPermanently},

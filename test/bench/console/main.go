@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/go-logr/logr"
@@ -254,10 +256,11 @@ func timed(bin string, args []string, want int) (time.Duration, error) {
 // ms is d in milliseconds.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
 
+// browserVersion is Chromium's product version, e.g. 156.0.8078.129.
 func browserVersion(ctx context.Context) string {
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string]("navigator.userAgent.match(/Chrome\\/[\\d.]+/)[0]"))
+	v, err := cdp.Call(ctx, chromedp.FromContext(ctx).Browser, cdpbrowser.GetVersion, cdp.Empty{})
 	if err != nil {
 		return "Chromium"
 	}
-	return strings.Replace(v, "Chrome/", "Chromium ", 1)
+	return "Chromium " + v.Product[strings.LastIndex(v.Product, "/")+1:]
 }
