@@ -18,6 +18,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/test/testutil"
 )
 
@@ -92,6 +93,22 @@ func StartHydra(t testutil.T, o HydraOptions) *Hydra {
 		t.Fatalf("waiting for hydra: %v", err)
 	}
 	return h
+}
+
+// StartGatewayHydra starts Hydra as the identity provider of a gateway
+// at base (https://host:port) that serves it at its provider path, as
+// deploy/ sets it up: the issuer under the gateway, the gateway's login,
+// consent and logout apps, and Hydra's cookies SameSite=Lax (with --dev,
+// Hydra's default, None, comes without Secure, which browsers drop).
+func StartGatewayHydra(t testutil.T, base string) *Hydra {
+	t.Helper()
+	issuer := base + login.ProviderPath
+	return StartHydra(t, HydraOptions{
+		Issuer:   issuer,
+		LoginURL: base + login.LoginAppPath, ConsentURL: base + login.ConsentAppPath, LogoutURL: base + login.LogoutAppPath,
+		Env: []string{"URLS_SELF_PUBLIC=" + issuer, "URLS_POST_LOGOUT_REDIRECT=" + base + login.LoggedOutPath,
+			"SERVE_COOKIES_SAME_SITE_MODE=Lax"},
+	})
 }
 
 // migrateHydra creates Hydra's tables in the database of dsn (DSN=...).

@@ -49,7 +49,6 @@ import (
 	"github.com/accelstack/accelstack/pkg/console"
 	"github.com/accelstack/accelstack/pkg/directory"
 	"github.com/accelstack/accelstack/pkg/gateway"
-	"github.com/accelstack/accelstack/pkg/gateway/login"
 	"github.com/accelstack/accelstack/pkg/members"
 	"github.com/accelstack/accelstack/test/browser"
 	"github.com/accelstack/accelstack/test/harness"
@@ -200,12 +199,7 @@ func populate(ctx context.Context, c client.Client, jobs int) error {
 func startGateway(ctx context.Context, p *testutil.Program, cp *harness.ControlPlane) (string, error) {
 	gw := httptest.NewUnstartedServer(nil)
 	base := "https://" + gw.Listener.Addr().String()
-	issuer := base + login.ProviderPath
-	idp := harness.StartHydra(p, harness.HydraOptions{
-		Issuer:   issuer,
-		LoginURL: base + login.LoginAppPath, ConsentURL: base + login.ConsentAppPath, LogoutURL: base + login.LogoutAppPath,
-		Env: []string{"URLS_SELF_PUBLIC=" + issuer, "URLS_POST_LOGOUT_REDIRECT=" + base + login.LoggedOutPath, "SERVE_COOKIES_SAME_SITE_MODE=Lax"},
-	})
+	idp := harness.StartGatewayHydra(p, base)
 	h, err := console.NewHandler(console.DefaultConfig())
 	if err != nil {
 		return "", err
@@ -222,7 +216,7 @@ func startGateway(ctx context.Context, p *testutil.Program, cp *harness.ControlP
 	}
 	opts := gateway.DefaultOptions()
 	opts.Host = gw.Listener.Addr().String()
-	opts.Login.Issuer, opts.Login.BackChannel, opts.Login.AdminURL = issuer, idp.PublicURL, idp.AdminURL
+	opts.Login.Issuer, opts.Login.BackChannel, opts.Login.AdminURL = idp.Issuer, idp.PublicURL, idp.AdminURL
 	opts.Login.UsersFile = users
 	opts.ConsoleURL = consoleServer.URL
 	g, err := gateway.New(ctx, cp.Config, opts, logr.Discard(), prometheus.NewRegistry())

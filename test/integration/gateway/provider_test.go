@@ -31,15 +31,8 @@ func providerLoginTests(t *testing.T, e *env) {
 
 	gw := httptest.NewUnstartedServer(nil)
 	base := "https://" + gw.Listener.Addr().String()
-	issuer := base + login.ProviderPath
-	idp := harness.StartHydra(t, harness.HydraOptions{
-		Issuer:   issuer,
-		LoginURL: base + login.LoginAppPath, ConsentURL: base + login.ConsentAppPath, LogoutURL: base + login.LogoutAppPath,
-		Env: []string{"URLS_SELF_PUBLIC=" + issuer, "URLS_POST_LOGOUT_REDIRECT=" + base + login.LoggedOutPath,
-			// As deploy/ sets it: with --dev, Hydra's default (None) comes
-			// without Secure, which browsers drop.
-			"SERVE_COOKIES_SAME_SITE_MODE=Lax"},
-	})
+	idp := harness.StartGatewayHydra(t, base)
+	issuer := idp.Issuer
 	hash, err := directory.HashPassword("erin-pw")
 	if err != nil {
 		t.Fatal(err)
