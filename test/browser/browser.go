@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/accelstack/accelstack/test/testutil"
@@ -206,6 +208,17 @@ func Eval(expression string) chromedp.Action[chromedp.Void] {
 func WaitTrue(expression string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		_, err := chromedp.Poll[bool](expression)(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// InsertText enters text into the focused element as an input method
+// does: one input event with all of it. A terminal (xterm.js) takes the
+// characters of key events from their keypress, and the key events the
+// DevTools protocol synthesizes give it each character twice.
+func InsertText(text string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: text})
 		return chromedp.Void{}, err
 	}
 }

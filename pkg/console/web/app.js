@@ -42,6 +42,7 @@ function Header({ session, projects, project }) {
     <label class="project">Project
       <select id="project-select" value=${project || ''} onChange=${pick}>
         ${!project && html`<option value="">—</option>`}
+        ${project && !projects.some((p) => p.name === project) && html`<option value=${project}>${project}</option>`}
         ${projects.map((p) => html`<option value=${p.name}>${p.name}${p.scopes.length ? ` (${p.scopes.join(', ')})` : ''}</option>`)}
       </select>
     </label>
