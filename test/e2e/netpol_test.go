@@ -101,8 +101,23 @@ func probeReach(t *testing.T, ns, name string, want []reach, extra string) strin
 }
 
 // hostConnects reports whether the host (the node, which NetworkPolicies
-// do not restrict) opens a TCP connection to addr.
+// do not restrict) opens a TCP connection to addr, trying admitTries
+// times a second apart: a pod is Running once its container started,
+// which may be a moment before its server listens.
 func hostConnects(addr string) bool {
+	for i := range admitTries {
+		if hostConnectsOnce(addr) {
+			return true
+		}
+		if i < admitTries-1 {
+			time.Sleep(time.Second)
+		}
+	}
+	return false
+}
+
+// hostConnectsOnce is one try of hostConnects.
+func hostConnectsOnce(addr string) bool {
 	conn, err := net.DialTimeout("tcp", addr, connectTimeout)
 	if err == nil {
 		conn.Close()
@@ -147,7 +162,7 @@ func checkExplorerNetworkPolicy(ctx context.Context, t *testing.T, ex *tensorsta
 	codeServer := port(explorer.CodeServer, explorer.CodeServerPort)
 	// code-server binds the pod's loopback as well: not even the host
 	// reaches its port.
-	t.Logf("the host connects to code-server's own port %s: %v", codeServer, hostConnects(codeServer))
+	t.Logf("the host connects to code-server's own port %s: %v", codeServer, hostConnectsOnce(codeServer))
 	logs := probeReach(t, systemNamespace, "ex-admitted-"+ex.Namespace, []reach{{codeSidecar, true}, {codeServer, false}},
 		"wget -O- http://"+codeSidecar+"/ 2>&1")
 	if !strings.Contains(logs, "401 Unauthorized") || strings.Contains(logs, explorer.MountPath) {
