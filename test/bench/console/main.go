@@ -127,7 +127,7 @@ func run(ctx context.Context, p *testutil.Program, jobs, runs int) error {
 	cm, km := harness.Percentile(ct, 0.5), harness.Percentile(kt, 0.5)
 	ratio := float64(cm) / float64(km)
 	fmt.Printf("The Build Console's Job list in headless Chromium (%s) through the gateway beside kubectl get pj -A (%s) on envtest, %d PyTorchTrainingJobs in one project, %d runs each in turns. "+
-		"The console: from the navigation's start until the first page of rows and the count of all jobs are shown and the page is free (its assets revalidated from the browser's cache); kubectl: the process's wall time with a warm discovery cache.\n\n",
+		"The console: from the navigation's start until the first page of rows and the count of all jobs are shown and the page is free (its assets from the browser's cache, as for a returning user); kubectl: the process's wall time with a warm discovery cache.\n\n",
 		browserVersion(b), "kubectl "+harness.KubectlVersion(kubectl), jobs, runs)
 	fmt.Println("| list | console median | console p90 | kubectl median | kubectl p90 | console ÷ kubectl (median) | target |")
 	fmt.Println("|---|---|---|---|---|---|---|")
