@@ -265,10 +265,19 @@ func revokeQueue(ctx context.Context, cs kubernetes.Interface, queue string, sub
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		if err := cs.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return removed, err
-		}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		return removed, nil
+	}
+	// No binding is left: the role goes too, when it is t9k's.
+	role, err := cs.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && role.Labels[grantLabel] != queue) {
+		return removed, nil
+	} else if err != nil {
+		return removed, err
+	}
+	err = cs.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &role.UID}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return removed, err
 	}
 	return removed, nil
 }

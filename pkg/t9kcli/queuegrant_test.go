@@ -67,6 +67,13 @@ func TestGrantQueueRefusesAForeignRole(t *testing.T) {
 	if _, err := grantQueue(ctx, cs, "a100", []rbacv1.Subject{user("alice")}); err == nil {
 		t.Error("a grant over a foreign ClusterRole was made")
 	}
+	// Nor does a revoke, with no binding of t9k's, delete it.
+	if _, err := revokeQueue(ctx, cs, "a100", []rbacv1.Subject{user("alice")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Get(ctx, grantName("a100"), metav1.GetOptions{}); err != nil {
+		t.Errorf("the foreign ClusterRole after a revoke: %v", err)
+	}
 }
 
 // Grants written as YAML count, wildcards as RBAC reads them.
